@@ -1,0 +1,48 @@
+"""tlaloc: the Python array API standard (2025.12), lazy and fused through StableHLO and PJRT.
+
+    import tlaloc as xp
+    x = xp.linspace(0, 1, 5)
+    y = xp.sum(xp.sin(x) ** 2)   # recorded, not computed
+    float(y)                      # lowered to one StableHLO program, compiled or interpreted
+"""
+from ._config import config
+from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, float64, int8,
+                      int16, int32, int64, uint8, uint16, uint32, uint64, DType)
+from ._array import Array
+from ._devices import Device, device, available_devices as devices
+from ._graph import ConcretizationError
+from ._runtime_api import cache_info, eval, reset_cache_info, stablehlo, wait_for_compiles
+from ._api.creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full,
+                            full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
+                            zeros_like)
+from ._api.data_types import can_cast, finfo, iinfo, isdtype, result_type
+from ._api.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, atanh,
+                               bitwise_and, bitwise_invert, bitwise_left_shift, bitwise_or,
+                               bitwise_right_shift, bitwise_xor, ceil, clip, conj, copysign, cos,
+                               cosh, divide, equal, exp, expm1, floor, floor_divide, greater,
+                               greater_equal, hypot, imag, isfinite, isinf, isnan, less,
+                               less_equal, log, log1p, log2, log10, logaddexp, logical_and,
+                               logical_not, logical_or, logical_xor, maximum, minimum, multiply,
+                               negative, nextafter, not_equal, positive, pow, real, reciprocal,
+                               remainder, round, sign, signbit, sin, sinh, sqrt, square, subtract,
+                               tan, tanh, trunc)
+from ._api.info import __array_namespace_info__
+from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip,
+                                moveaxis, permute_dims, reshape, squeeze, stack, unstack)
+from ._api._core import broadcast_shapes as _broadcast_shapes
+from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
+
+__array_api_version__ = "2025.12"
+__version__ = "0.1.0"
+
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+
+def broadcast_shapes(*shapes):
+    """The shape that `shapes` broadcast to (ValueError if they do not)."""
+    return _broadcast_shapes(*[tuple(s) for s in shapes])

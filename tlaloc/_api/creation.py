@@ -1,0 +1,325 @@
+"""Creation functions."""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .._array import Array
+from .._graph import Aval, bind, leaf, transfer
+from .._prims import elementwise as ew
+from .._prims import shape as sh
+from ._core import broadcast_to_shape, cast, constant, resolve_device, scalar_node, wrap
+
+
+def _shape(name, shape) -> tuple:
+    if isinstance(shape, (builtins.int, np.integer)) and not isinstance(shape, builtins.bool):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise ValueError(f"{name}: negative dimension in shape {dims}")
+    return dims
+
+
+def _dtype(dtype, default):
+    return default if dtype is None else dt.canonicalize(dtype)
+
+
+def _host_leaf(host: np.ndarray, device):
+    host.flags.writeable = False  # the value of an immutable array
+    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
+
+
+def _infer_python_dtype(obj):
+    """Default dtype for Python scalars and nested sequences (the standard's defaults)."""
+    probe = np.asarray(obj)
+    if probe.dtype == object:
+        raise TypeError("asarray: could not make an array of this object (ragged nesting or "
+                        "non-numeric elements)")
+    kind = probe.dtype.kind
+    if kind == "b":
+        return dt.bool
+    if kind in "iu":
+        return dt.DEFAULTS.integral
+    if kind == "f":
+        return dt.DEFAULTS.real_floating
+    if kind == "c":
+        return dt.DEFAULTS.complex_floating
+    raise TypeError(f"asarray: unsupported element type {probe.dtype}")
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """Convert `obj` (an Array, Python scalar, nested sequence, NumPy array, buffer, or
+    DLPack/`__array__` producer) to a tlaloc array. NumPy inputs are copied, since tlaloc
+    arrays are immutable; copy=False raises ValueError when sharing is impossible."""
+    if dtype is not None:
+        dtype = dt.canonicalize(dtype)
+    if isinstance(obj, Array):
+        out = obj
+        if dtype is not None and dtype is not obj.dtype:
+            if copy is False:
+                raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
+            out = astype(out, dtype)
+        if device is not None and resolve_device(device) != out.device:
+            if copy is False:
+                raise ValueError("asarray: changing the device needs a copy, but copy=False")
+            out = wrap(transfer(out._node, resolve_device(device)))
+        if copy and out is obj:
+            out = wrap(obj._node)  # a new object: in-place operators on it leave obj alone
+        return out
+    dev = resolve_device(device)
+    if copy is False:
+        raise ValueError("asarray(copy=False): tlaloc arrays own immutable memory and cannot "
+                         f"share the memory of a {type(obj).__name__}")
+    if isinstance(obj, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        d = dtype or dt.default_for_scalar(obj)
+        return wrap(_host_leaf(_scalar_host(obj, d), dev))
+    if isinstance(obj, (bytes, bytearray, memoryview)) or (
+            hasattr(obj, "__buffer__") and not hasattr(obj, "__array__")):
+        host = np.array(memoryview(obj), copy=True)
+    elif isinstance(obj, np.ndarray) or hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
+        host = np.array(obj, copy=True)
+    elif hasattr(obj, "__dlpack__"):
+        host = np.array(np.from_dlpack(obj), copy=True)
+    else:
+        d = dtype or _infer_python_dtype(obj)
+        try:
+            host = np.array(obj, dtype=d.numpy)
+        except OverflowError:
+            raise OverflowError(f"asarray: a Python int in the input is out of bounds for {d}") from None
+        return wrap(_host_leaf(host, dev))
+    if host.dtype == object or host.dtype.kind not in "biufc" and host.dtype not in (dt.bfloat16.numpy,):
+        raise TypeError(f"asarray: unsupported dtype {host.dtype}")
+    if dtype is not None and host.dtype != dtype.numpy:
+        host = host.astype(dtype.numpy)
+    else:
+        dt.from_numpy(host.dtype)  # TypeError for dtypes tlaloc lacks
+    return wrap(_host_leaf(host, dev))
+
+
+def _scalar_host(value, d):
+    if d.kind in "iu" and not isinstance(value, builtins.bool):
+        if isinstance(value, (builtins.float, builtins.complex)):
+            raise TypeError(f"asarray: cannot represent {value!r} as {d}")
+        info = np.iinfo(d.numpy)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"asarray: {value} is out of bounds for {d}")
+    if d.kind == "b" and not isinstance(value, builtins.bool):
+        raise TypeError(f"asarray: cannot represent {value!r} as bool")
+    if d.kind == "f" and isinstance(value, builtins.complex):
+        raise TypeError(f"asarray: cannot represent {value!r} as {d}")
+    return np.array(value, dtype=d.numpy)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    if copy is False:
+        raise ValueError("from_dlpack(copy=False): tlaloc arrays own immutable memory")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
+    return asarray(np.from_dlpack(x), device=device)
+
+
+def _fill(name, shape, value, dtype, device):
+    shape = _shape(name, shape)
+    dev = resolve_device(device)
+    return wrap(constant(value, shape, dtype, dev))
+
+
+def zeros(shape, *, dtype=None, device=None):
+    return _fill("zeros", shape, 0, _dtype(dtype, dt.DEFAULTS.real_floating), device)
+
+
+def ones(shape, *, dtype=None, device=None):
+    return _fill("ones", shape, 1, _dtype(dtype, dt.DEFAULTS.real_floating), device)
+
+
+def empty(shape, *, dtype=None, device=None):
+    """tlaloc has no uninitialised memory: empty is zeros."""
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    shape = _shape("full", shape)
+    dev = resolve_device(device)
+    if isinstance(fill_value, Array):
+        if fill_value.ndim != 0:
+            raise ValueError("full: fill_value must be a scalar or a 0-d array")
+        d = _dtype(dtype, fill_value.dtype)
+        node = cast(fill_value._node, d)
+        if node.device != dev:
+            node = transfer(node, dev)
+        return wrap(broadcast_to_shape(node, shape))
+    if not isinstance(fill_value, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        raise TypeError(f"full: fill_value must be a Python scalar, got {type(fill_value).__name__}")
+    d = _dtype(dtype, dt.default_for_scalar(fill_value))
+    host = _scalar_host(fill_value, d)
+    return wrap(broadcast_to_shape(leaf(host, Aval((), d), dev), shape))
+
+
+def _like(name, x, dtype, device):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: x must be a tlaloc array, got {type(x).__name__}")
+    return x.shape, _dtype(dtype, x.dtype), (x.device if device is None else device)
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    shape, d, dev = _like("zeros_like", x, dtype, device)
+    return zeros(shape, dtype=d, device=dev)
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    shape, d, dev = _like("ones_like", x, dtype, device)
+    return ones(shape, dtype=d, device=dev)
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    shape, d, dev = _like("empty_like", x, dtype, device)
+    return empty(shape, dtype=d, device=dev)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    shape, d, dev = _like("full_like", x, dtype, device)
+    if d.kind in "iu" and isinstance(fill_value, builtins.float):
+        raise TypeError(f"full_like: float fill_value for an {d} array")
+    return full(shape, fill_value, dtype=d, device=dev)
+
+
+def _iota(shape, dtype, dim, device):
+    return bind(sh.iota, (), {"shape": tuple(shape), "dtype": dtype, "dim": dim}, device)
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    if stop is None:
+        start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, builtins.complex) or not isinstance(v, (builtins.int, builtins.float)):
+            raise TypeError(f"arange: {name} must be a real Python number, got {v!r}")
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    all_int = all(isinstance(v, builtins.int) for v in (start, stop, step))
+    d = _dtype(dtype, dt.DEFAULTS.integral if all_int else dt.DEFAULTS.real_floating)
+    if all_int:
+        n = builtins.max(0, -(-(stop - start) // step))
+    else:
+        n = builtins.max(0, math.ceil((stop - start) / step))
+    dev = resolve_device(device)
+    if d.kind == "b":
+        raise TypeError("arange: bool dtype is not supported")
+    idx = _iota((n,), d, 0, dev)
+    out = bind(ew.multiply, (idx, broadcast_to_shape(scalar_node(step, d, dev), (n,))), {})
+    out = bind(ew.add, (out, broadcast_to_shape(scalar_node(start, d, dev), (n,))), {})
+    return wrap(out)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    if not isinstance(num, (builtins.int, np.integer)) or isinstance(num, builtins.bool) or num < 0:
+        raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    is_complex = isinstance(start, builtins.complex) or isinstance(stop, builtins.complex)
+    d = _dtype(dtype, dt.DEFAULTS.complex_floating if is_complex else dt.DEFAULTS.real_floating)
+    if d.kind not in "fc":
+        raise TypeError(f"linspace: dtype must be floating, got {d}")
+    if is_complex and d.kind != "c":
+        raise TypeError(f"linspace: complex endpoints need a complex dtype, got {d}")
+    dev = resolve_device(device)
+    shape = (num,)
+    div = (num - 1) if endpoint else num
+    a = broadcast_to_shape(scalar_node(start, d, dev), shape)
+    b = broadcast_to_shape(scalar_node(stop, d, dev), shape)
+    idx = cast(_iota(shape, dt.real_of(d), 0, dev), d)
+    delta = bind(ew.subtract, (b, a), {})
+    if div > 0:
+        frac = bind(ew.divide, (idx, constant(float(div), shape, d, dev)), {})
+        out = bind(ew.add, (a, bind(ew.multiply, (frac, delta), {})), {})
+    else:
+        out = a
+    if endpoint and num > 1:
+        last = bind(ew.compare, (idx, constant(float(num - 1), shape, d, dev)), {"direction": "EQ"})
+        out = bind(ew.select, (last, b, out), {})
+    return wrap(out)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    n_cols = n_rows if n_cols is None else n_cols
+    shape = _shape("eye", (n_rows, n_cols))
+    if not isinstance(k, (builtins.int, np.integer)) or isinstance(k, builtins.bool):
+        raise TypeError(f"eye: k must be an int, got {k!r}")
+    d = _dtype(dtype, dt.DEFAULTS.real_floating)
+    dev = resolve_device(device)
+    return wrap(cast(_diagonal_mask(shape, k, "EQ", dev), d))
+
+
+def _diagonal_mask(shape, k, direction, device):
+    """col - row (direction) k over the last two dims of `shape`."""
+    nd = len(shape)
+    rows = _iota(shape, dt.int64, nd - 2, device)
+    cols = _iota(shape, dt.int64, nd - 1, device)
+    diff = bind(ew.subtract, (cols, rows), {})
+    return bind(ew.compare, (diff, constant(int(k), shape, dt.int64, device)), {"direction": direction})
+
+
+def _triangle(name, x, k, direction):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: x must be a tlaloc array")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: x must have at least 2 dimensions, got {x.ndim}")
+    if not isinstance(k, (builtins.int, np.integer)) or isinstance(k, builtins.bool):
+        raise TypeError(f"{name}: k must be an int, got {k!r}")
+    node = x._node
+    mask = _diagonal_mask(x.shape, k, direction, node.device)
+    zero = constant(0, x.shape, x.dtype, node.device)
+    return wrap(bind(ew.select, (mask, node, zero), {}))
+
+
+def tril(x, /, *, k=0):
+    return _triangle("tril", x, k, "LE")
+
+
+def triu(x, /, *, k=0):
+    return _triangle("triu", x, k, "GE")
+
+
+def meshgrid(*arrays, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, Array) or a.ndim != 1:
+            raise ValueError("meshgrid: every argument must be a 1-d tlaloc array")
+    if arrays:
+        first = arrays[0]
+        for a in arrays[1:]:
+            if a.dtype is not first.dtype:
+                raise TypeError("meshgrid: arrays must share one dtype")
+            if a.device != first.device:
+                raise ValueError("meshgrid: arrays are on different devices")
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    shape = tuple(sizes)
+    out = []
+    for i, a in enumerate(arrays):
+        dim = i
+        if indexing == "xy" and len(arrays) >= 2 and i < 2:
+            dim = 1 - i
+        out.append(wrap(bind(sh.broadcast_in_dim, (a._node,), {"shape": shape, "dims": (dim,)})))
+    return out
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    if not isinstance(x, Array):
+        raise TypeError(f"astype: x must be a tlaloc array, got {type(x).__name__}")
+    d = dt.canonicalize(dtype)
+    if x.dtype.kind == "c" and d.kind != "c":
+        raise TypeError(f"astype: casting complex {x.dtype} to real {d} would drop the "
+                        "imaginary part; take xp.real first")
+    out = x if d is x.dtype else wrap(cast(x._node, d))
+    if device is not None:
+        out = out.to_device(device)
+    if copy and out is x:
+        out = wrap(x._node)
+    return out

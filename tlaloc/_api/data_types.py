@@ -1,0 +1,48 @@
+"""Data type functions: can_cast, result_type, finfo, iinfo, isdtype (astype is with creation)."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .._array import Array
+from .._dtypes import finfo, iinfo, isdtype  # noqa: F401  (re-exported by the namespace)
+
+
+def can_cast(from_, to, /) -> builtins.bool:
+    """Whether `from_` (a dtype or an array) converts to `to` without losing values."""
+    src = from_.dtype if isinstance(from_, Array) else dt.canonicalize(from_)
+    dst = dt.canonicalize(to)
+    if src is dst or src.kind == "b":
+        return True
+    if dst.kind == "b":
+        return False
+    if src.kind == dst.kind or {src.kind, dst.kind} == {"i", "u"} or {src.kind, dst.kind} == {"f", "c"}:
+        try:
+            return dt.promote(src, dst) is dst
+        except TypeError:
+            return False
+    if src.kind in "fc" and dst.kind in "iu" or src.kind == "c":
+        return False
+    return builtins.bool(np.can_cast(src.numpy, dst.numpy, "safe"))
+
+
+def result_type(*arrays_and_dtypes):
+    """The promoted dtype of arrays, dtypes and (weakly) Python scalars."""
+    strong, scalars = [], []
+    for a in arrays_and_dtypes:
+        if isinstance(a, Array):
+            strong.append(a.dtype)
+        elif isinstance(a, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+            scalars.append(a)
+        else:
+            strong.append(dt.canonicalize(a))
+    if not strong:
+        raise ValueError("result_type: at least one array or dtype is required")
+    d = strong[0]
+    for s in strong[1:]:
+        d = dt.promote(d, s)
+    for s in scalars:
+        d = dt.scalar_dtype(s, d)
+    return d

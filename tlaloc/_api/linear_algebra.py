@@ -1,0 +1,95 @@
+"""matmul, tensordot, vecdot, matrix_transpose (the main namespace's linear algebra)."""
+from __future__ import annotations
+
+import operator
+
+from .. import _dtypes as dt
+from .._graph import bind
+from .._prims import reduce as rd
+from .._prims import shape as sh
+from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, node_of,
+                    normalize_axis, wrap)
+from .elementwise import conj
+
+
+def _pair(name, x1, x2):
+    a, b = node_of(name, x1, "x1"), node_of(name, x2, "x2")
+    check_devices(name, a, b)
+    d = dt.promote(a.aval.dtype, b.aval.dtype)
+    if d.kind == "b":
+        raise TypeError(f"{name}: boolean arrays are not supported")
+    return cast(a, d), cast(b, d)
+
+
+def matmul(x1, x2, /):
+    a, b = _pair("matmul", x1, x2)
+    sa, sb = a.aval.shape, b.aval.shape
+    if not sa or not sb:
+        raise ValueError("matmul: 0-d arrays are not allowed; use multiply")
+    va, vb = len(sa) == 1, len(sb) == 1
+    if va:
+        a, sa = bind(sh.reshape, (a,), {"shape": (1,) + sa}), (1,) + sa
+    if vb:
+        b, sb = bind(sh.reshape, (b,), {"shape": sb + (1,)}), sb + (1,)
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"matmul: contracted dimensions differ: {x1.shape} @ {x2.shape}")
+    batch = broadcast_shapes(sa[:-2], sb[:-2], name="matmul")
+    a = broadcast_to_shape(a, batch + sa[-2:])
+    b = broadcast_to_shape(b, batch + sb[-2:])
+    nb = len(batch)
+    out = bind(rd.dot_general, (a, b), {"contract": ((nb + 1,), (nb,)),
+                                         "batch": (tuple(range(nb)), tuple(range(nb)))})
+    shape = batch + (() if va else (sa[-2],)) + (() if vb else (sb[-1],))
+    if out.aval.shape != shape:
+        out = bind(sh.reshape, (out,), {"shape": shape})
+    return wrap(out)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    a, b = _pair("tensordot", x1, x2)
+    na, nb = len(a.aval.shape), len(b.aval.shape)
+    if isinstance(axes, tuple) and len(axes) == 2 and not isinstance(axes[0], int):
+        ca = tuple(normalize_axis("tensordot", i, na, "axes") for i in axes[0])
+        cb = tuple(normalize_axis("tensordot", i, nb, "axes") for i in axes[1])
+        if len(ca) != len(cb):
+            raise ValueError("tensordot: the two axes sequences differ in length")
+    else:
+        try:
+            n = operator.index(axes)
+        except TypeError:
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+        if n < 0 or n > na or n > nb:
+            raise ValueError(f"tensordot: cannot contract {n} axes of {x1.shape} and {x2.shape}")
+        ca, cb = tuple(range(na - n, na)), tuple(range(n))
+    for i, j in zip(ca, cb):
+        if a.aval.shape[i] != b.aval.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of x1 ({a.aval.shape[i]}) and axis {j} of x2 "
+                             f"({b.aval.shape[j]}) differ in size")
+    return wrap(bind(rd.dot_general, (a, b), {"contract": (ca, cb), "batch": ((), ())}))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    a, b = _pair("vecdot", x1, x2)
+    shape = broadcast_shapes(a.aval.shape, b.aval.shape, name="vecdot")
+    if not shape:
+        raise ValueError("vecdot: arrays must have at least one dimension")
+    ax = normalize_axis("vecdot", axis, len(shape))
+    k = ax - len(shape)  # the axis counted from the end, valid for both operands
+    sizes = {s[k] for s in (a.aval.shape, b.aval.shape) if len(s) >= -k}
+    if len(sizes) > 1:
+        raise ValueError(f"vecdot: contracted axis sizes differ: {x1.shape} and {x2.shape}")
+    a = broadcast_to_shape(a, shape)
+    b = broadcast_to_shape(b, shape)
+    if a.aval.dtype.kind == "c":
+        a = conj(wrap(a))._node
+    batch = tuple(i for i in range(len(shape)) if i != ax)
+    return wrap(bind(rd.dot_general, (a, b), {"contract": ((ax,), (ax,)), "batch": (batch, batch)}))
+
+
+def matrix_transpose(x, /):
+    node = node_of("matrix_transpose", x)
+    nd = x.ndim
+    if nd < 2:
+        raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got {nd}")
+    perm = tuple(range(nd - 2)) + (nd - 1, nd - 2)
+    return wrap(bind(sh.transpose, (node,), {"perm": perm}))

@@ -1,0 +1,168 @@
+"""Manipulation functions: shape, order and joining."""
+from __future__ import annotations
+
+import math
+import operator
+
+from .. import _dtypes as dt
+from .._array import Array
+from .._graph import bind
+from .._prims import shape as sh
+from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, node_of,
+                    normalize_axes, normalize_axis, wrap)
+
+
+def _reshape_node(node, shape):
+    if node.aval.shape == shape:
+        return node
+    return bind(sh.reshape, (node,), {"shape": shape})
+
+
+def reshape(x, /, shape, *, copy=None):
+    node = node_of("reshape", x)
+    try:
+        dims = [operator.index(n) for n in ((shape,) if not isinstance(shape, (tuple, list)) else shape)]
+    except TypeError:
+        raise TypeError(f"reshape: shape must be a tuple of ints, got {shape!r}") from None
+    if dims.count(-1) > 1 or any(n < -1 for n in dims):
+        raise ValueError(f"reshape: invalid shape {tuple(dims)}")
+    size = math.prod(x.shape)
+    if -1 in dims:
+        known = math.prod(n for n in dims if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} into {tuple(dims)}")
+        dims[dims.index(-1)] = size // known
+    dims = tuple(dims)
+    if math.prod(dims) != size:
+        raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} into {dims}")
+    return x if dims == x.shape and not copy else wrap(_reshape_node(node, dims))
+
+
+def permute_dims(x, /, axes):
+    node = node_of("permute_dims", x)
+    axes = tuple(normalize_axis("permute_dims", a, x.ndim, "axes") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
+    if axes == tuple(range(x.ndim)):
+        return x
+    return wrap(bind(sh.transpose, (node,), {"perm": axes}))
+
+
+def broadcast_to(x, /, shape):
+    node = node_of("broadcast_to", x)
+    shape = tuple(operator.index(n) for n in shape)
+    if broadcast_shapes(x.shape, shape, name="broadcast_to") != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
+    return x if shape == x.shape else wrap(broadcast_to_shape(node, shape))
+
+
+def broadcast_arrays(*arrays):
+    nodes = [node_of("broadcast_arrays", a, "arrays") for a in arrays]
+    if nodes:
+        check_devices("broadcast_arrays", *nodes)
+    shape = broadcast_shapes(*[a.shape for a in arrays], name="broadcast_arrays")
+    return [a if a.shape == shape else wrap(broadcast_to_shape(n, shape)) for a, n in zip(arrays, nodes)]
+
+
+def _joined(name, arrays):
+    if not isinstance(arrays, (tuple, list)) or not arrays:
+        raise ValueError(f"{name}: expected a non-empty tuple or list of arrays")
+    nodes = [node_of(name, a, "arrays") for a in arrays]
+    check_devices(name, *nodes)
+    d = nodes[0].aval.dtype
+    for n in nodes[1:]:
+        d = dt.promote(d, n.aval.dtype)
+    return [cast(n, d) for n in nodes]
+
+
+def concat(arrays, /, *, axis=0):
+    nodes = _joined("concat", arrays)
+    if axis is None:
+        nodes = [_reshape_node(n, (math.prod(n.aval.shape),)) for n in nodes]
+        axis = 0
+    ndim = len(nodes[0].aval.shape)
+    if ndim == 0:
+        raise ValueError("concat: 0-d arrays cannot be concatenated; use stack")
+    for n in nodes:
+        if len(n.aval.shape) != ndim:
+            raise ValueError("concat: arrays must have the same number of dimensions")
+    ax = normalize_axis("concat", axis, ndim)
+    for n in nodes:
+        if any(a != b for i, (a, b) in enumerate(zip(n.aval.shape, nodes[0].aval.shape)) if i != ax):
+            raise ValueError(f"concat: shapes {[m.aval.shape for m in nodes]} differ off axis {ax}")
+    if len(nodes) == 1:
+        return wrap(nodes[0])
+    return wrap(bind(sh.concatenate, tuple(nodes), {"axis": ax}))
+
+
+def stack(arrays, /, *, axis=0):
+    nodes = _joined("stack", arrays)
+    shape = nodes[0].aval.shape
+    if any(n.aval.shape != shape for n in nodes):
+        raise ValueError(f"stack: arrays must share one shape, got {[n.aval.shape for n in nodes]}")
+    ax = normalize_axis("stack", axis, len(shape) + 1)
+    new = shape[:ax] + (1,) + shape[ax:]
+    parts = [_reshape_node(n, new) for n in nodes]
+    if len(parts) == 1:
+        return wrap(parts[0])
+    return wrap(bind(sh.concatenate, tuple(parts), {"axis": ax}))
+
+
+def expand_dims(x, /, axis=0):
+    node = node_of("expand_dims", x)
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    nd = x.ndim + len(axes)
+    positions = sorted(normalize_axis("expand_dims", a, nd) for a in axes)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"expand_dims: repeated axis in {axis!r}")
+    shape = list(x.shape)
+    for p in positions:
+        shape.insert(p, 1)
+    return wrap(_reshape_node(node, tuple(shape)))
+
+
+def squeeze(x, /, axis):
+    node = node_of("squeeze", x)
+    axes = normalize_axes("squeeze", axis, x.ndim)
+    for a in axes:
+        if x.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
+    shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    return wrap(_reshape_node(node, shape)) if axes else x
+
+
+def flip(x, /, *, axis=None):
+    node = node_of("flip", x)
+    axes = normalize_axes("flip", axis, x.ndim)
+    if not axes:
+        return x
+    return wrap(bind(sh.reverse, (node,), {"dims": axes}))
+
+
+def moveaxis(x, source, destination, /):
+    node_of("moveaxis", x)
+    src = source if isinstance(source, tuple) else (source,)
+    dst = destination if isinstance(destination, tuple) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    src = [normalize_axis("moveaxis", a, x.ndim, "source") for a in src]
+    dst = [normalize_axis("moveaxis", a, x.ndim, "destination") for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def unstack(x, /, *, axis=0):
+    node_of("unstack", x)
+    if x.ndim == 0:
+        raise ValueError("unstack: x must have at least one dimension")
+    ax = normalize_axis("unstack", axis, x.ndim)
+    moved = moveaxis(x, ax, 0)
+    return tuple(moved[i] for i in range(x.shape[ax]))
+
+
+__all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",
+           "expand_dims", "squeeze", "flip", "moveaxis", "unstack"]

@@ -1,0 +1,132 @@
+"""Reductions: statistical and utility functions."""
+from __future__ import annotations
+
+import builtins
+import math
+
+from .. import _dtypes as dt
+from .._graph import bind
+from .._prims import elementwise as ew
+from .._prims import reduce as rd
+from .._prims import shape as sh
+from ._core import cast, constant, node_of, normalize_axes, wrap
+
+
+def _keep(node, shape, axes, keepdims):
+    if not keepdims:
+        return node
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return bind(sh.reshape, (node,), {"shape": kept})
+
+
+def _reduce(prim, node, axes, keepdims):
+    shape = node.aval.shape
+    out = bind(prim, (node,), {"axes": axes}) if axes else node
+    return wrap(_keep(out, shape, axes, keepdims))
+
+
+def _accumulator(name, x, dtype):
+    """The dtype sum and prod accumulate in: the standard's rule for dtype=None."""
+    d = x.aval.dtype
+    if dtype is not None:
+        return dt.canonicalize(dtype)
+    if d.kind == "b" or (d.kind == "i" and d.bits < dt.DEFAULTS.integral.bits):
+        return dt.DEFAULTS.integral
+    if d.kind == "u" and d.bits < 64:
+        return dt.uint64
+    return d
+
+
+def _sum_like(name, prim):
+    def fn(x, /, *, axis=None, dtype=None, keepdims=False):
+        node = node_of(name, x)
+        axes = normalize_axes(name, axis, x.ndim)
+        acc = _accumulator(name, node, dtype)
+        if acc.kind == "b":
+            raise TypeError(f"{name}: cannot accumulate in bool")
+        return _reduce(prim, cast(node, acc), axes, keepdims)
+    fn.__name__ = name
+    return fn
+
+
+sum = _sum_like("sum", rd.reduce_sum)
+prod = _sum_like("prod", rd.reduce_prod)
+
+
+def _extremum(name, prim):
+    def fn(x, /, *, axis=None, keepdims=False):
+        node = node_of(name, x)
+        if node.aval.dtype.kind == "c":
+            raise TypeError(f"{name}: complex numbers are not ordered")
+        axes = normalize_axes(name, axis, x.ndim)
+        if builtins.any(x.shape[a] == 0 for a in axes):
+            raise ValueError(f"{name}: zero-size reduction along axis {axis!r} has no identity")
+        return _reduce(prim, node, axes, keepdims)
+    fn.__name__ = name
+    return fn
+
+
+max = _extremum("max", rd.reduce_max)
+min = _extremum("min", rd.reduce_min)
+
+
+def _inexact_node(name, x):
+    node = node_of(name, x)
+    if node.aval.dtype.kind in "biu":
+        node = cast(node, dt.DEFAULTS.real_floating)
+    return node
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    node = _inexact_node("mean", x)
+    axes = normalize_axes("mean", axis, x.ndim)
+    count = math.prod(x.shape[a] for a in axes)
+    total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
+    out = bind(ew.divide, (total, constant(float(count), total.aval.shape, total.aval.dtype, node.device)), {})
+    return wrap(_keep(out, x.shape, axes, keepdims))
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    return _variance("var", x, axis, correction, keepdims, root=False)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    return _variance("std", x, axis, correction, keepdims, root=True)
+
+
+def _variance(name, x, axis, correction, keepdims, root):
+    node = _inexact_node(name, x)
+    if node.aval.dtype.kind == "c":
+        raise TypeError(f"{name}: complex input is not supported")
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"{name}: correction must be a real number, got {correction!r}")
+    axes = normalize_axes(name, axis, x.ndim)
+    shape, d, dev = node.aval.shape, node.aval.dtype, node.device
+    count = math.prod(shape[a] for a in axes)
+    total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
+    mu = bind(ew.divide, (total, constant(float(count), total.aval.shape, d, dev)), {})
+    mu_full = bind(sh.broadcast_in_dim, (mu,), {"shape": shape, "dims": tuple(i for i in range(len(shape)) if i not in axes)})
+    dev_sq = bind(ew.subtract, (node, mu_full), {})
+    dev_sq = bind(ew.multiply, (dev_sq, dev_sq), {})
+    ss = bind(rd.reduce_sum, (dev_sq,), {"axes": axes}) if axes else dev_sq
+    # count - correction <= 0 gives inf or nan, as in NumPy
+    out = bind(ew.divide, (ss, constant(float(count - correction), ss.aval.shape, d, dev)), {})
+    if root:
+        out = bind(ew.sqrt, (out,), {})
+    return wrap(_keep(out, shape, axes, keepdims))
+
+
+def _truth(name, prim):
+    def fn(x, /, *, axis=None, keepdims=False):
+        node = node_of(name, x)
+        axes = normalize_axes(name, axis, x.ndim)
+        if node.aval.dtype is not dt.bool:
+            zero = constant(0, node.aval.shape, node.aval.dtype, node.device)
+            node = bind(ew.compare, (node, zero), {"direction": "NE"})
+        return _reduce(prim, node, axes, keepdims)
+    fn.__name__ = name
+    return fn
+
+
+all = _truth("all", rd.reduce_min)
+any = _truth("any", rd.reduce_max)

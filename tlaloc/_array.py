@@ -1,0 +1,261 @@
+"""The Array: an immutable, lazy handle on a recorded value.
+
+Reading `shape`, `dtype`, `device` never computes. Converting to Python or NumPy does (the
+evaluation triggers listed in docs/execution.md). In-place operators compute a new value and
+rebind this Python object to it; other references to the old value are unaffected.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import weakref
+
+import numpy as np
+
+from . import _dtypes as dt
+from ._graph import evaluate
+
+_API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+class Array:
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 100  # NumPy defers binary operators with a NumPy left operand to us
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("tlaloc arrays are made by the namespace functions "
+                        "(tlaloc.asarray, tlaloc.zeros, ...), not by the Array constructor")
+
+    @classmethod
+    def _from_node(cls, node) -> "Array":
+        self = object.__new__(cls)
+        self._node = node
+        owner = node.owner
+        if owner is None or owner() is None:  # the first live Array is the one that counts
+            node.owner = weakref.ref(self)
+        return self
+
+    def _rebind(self, other: "Array", opname: str) -> "Array":
+        """In-place operators: the result must keep this array's shape and dtype."""
+        if other.dtype is not self.dtype:
+            raise TypeError(f"{opname}: in-place result would have dtype {other.dtype}, "
+                            f"but the array has dtype {self.dtype}")
+        if other.shape != self.shape:
+            raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
+                             f"but the array has shape {self.shape}")
+        old = self._node
+        if old.owner is not None and old.owner() is self:
+            old.owner = None
+        self._node = other._node
+        self._node.owner = weakref.ref(self)
+        return self
+
+    # ------------------------------------------------------------------ metadata
+
+    @property
+    def shape(self) -> tuple:
+        return self._node.aval.shape
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._node.aval.dtype
+
+    @property
+    def device(self):
+        return self._node.device
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._node.aval.shape)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    @property
+    def T(self) -> "Array":
+        if self.ndim != 2:
+            raise ValueError(f"Array.T needs a 2-d array, got {self.ndim}-d; use permute_dims or mT")
+        return _manip.permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> "Array":
+        return _linalg.matrix_transpose(self)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version not in _API_VERSIONS:
+            raise ValueError(f"tlaloc implements the array API 2025.12 (and older versions "
+                             f"{_API_VERSIONS[1:-1]}); got api_version={api_version!r}")
+        import tlaloc
+        return tlaloc
+
+    def to_device(self, device, /, *, stream=None) -> "Array":
+        if stream is not None:
+            raise ValueError("to_device: tlaloc has no streams; pass stream=None")
+        from ._devices import device as as_device
+        from ._graph import transfer
+        target = as_device(device)
+        if target == self.device:
+            return self
+        return Array._from_node(transfer(self._node, target))
+
+    # ------------------------------------------------------------------ evaluation triggers
+
+    def _numpy(self) -> np.ndarray:
+        """The value as a read-only host array (computes it if pending)."""
+        node = self._node
+        evaluate([node])
+        return node.device.backend.to_numpy(node.value)
+
+    def __array__(self, dtype=None, copy=None):
+        host = self._numpy()
+        if copy is False:
+            if dtype is not None and np.dtype(dtype) != host.dtype:
+                raise ValueError("__array__: copy=False, but a dtype conversion needs a copy")
+            return host
+        return np.array(host, dtype=dtype, copy=True)  # writeable, owned by the caller
+
+    def _scalar(self, kind: str):
+        if self.size != 1:
+            raise TypeError(f"only single-element arrays convert to Python {kind}, "
+                            f"got shape {self.shape}")
+        return self._numpy().reshape(()).item()
+
+    def __bool__(self) -> builtins.bool:
+        if self.size != 1:
+            raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous; "
+                             "use xp.any or xp.all")
+        return builtins.bool(self._scalar("bool"))
+
+    def __int__(self) -> builtins.int:
+        if self.dtype.kind == "c":
+            raise TypeError("int() of a complex array; take xp.real first")
+        return builtins.int(self._scalar("int"))
+
+    def __float__(self) -> builtins.float:
+        if self.dtype.kind == "c":
+            raise TypeError("float() of a complex array; take xp.real first")
+        return builtins.float(self._scalar("float"))
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self._scalar("complex"))
+
+    def __index__(self) -> builtins.int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        if self.ndim != 0:
+            raise TypeError(f"only 0-d integer arrays can be used as an index, got shape {self.shape}")
+        return builtins.int(self._scalar("int"))
+
+    def item(self):
+        return self._scalar("scalar")
+
+    def tolist(self):
+        return self._numpy().tolist()
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        host = self._numpy()
+        if copy is not False:
+            host = np.array(host, copy=True)
+        elif not host.flags.writeable:
+            # NumPy refuses to export read-only memory; the standard allows a copy here only
+            # when copy is None, so copy=False is a BufferError.
+            raise BufferError("__dlpack__(copy=False): the value is in read-only memory")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        return host.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        if self.device.platform in ("cpu", "interpreter"):
+            return (1, 0)  # kDLCPU
+        return (2, self.device.index) if self.device.platform == "cuda" else (1, 0)
+
+    def __repr__(self) -> str:
+        host = self._numpy()
+        prefix = "Array("
+        if host.size == 0:
+            body = f"[], shape={host.shape}"
+        else:
+            body = np.array2string(host, separator=", ", prefix=prefix, threshold=1000)
+        extra = ""
+        from ._devices import default_device
+        if self.device != default_device():
+            extra = f", device={self.device}"
+        return f"{prefix}{body}, dtype={self.dtype}{extra})"
+
+    __str__ = __repr__
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __getitem__(self, key):
+        return _indexing.getitem(self, key)
+
+    def __hash__(self):
+        raise TypeError("tlaloc arrays are not hashable")
+
+
+def _binary_operator(fn_name, reflected=False):
+    def op(self, other):
+        fn = getattr(_ew, fn_name)
+        if not isinstance(other, (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+    op.__name__ = f"__{'r' if reflected else ''}{fn_name}__"
+    return op
+
+
+def _inplace_operator(fn_name, dunder):
+    def op(self, other):
+        return self._rebind(getattr(_ew, fn_name)(self, other), dunder)
+    op.__name__ = dunder
+    return op
+
+
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
+    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+}
+for _short, _fn in _OPERATORS.items():
+    setattr(Array, f"__{_short}__", _binary_operator(_fn))
+    setattr(Array, f"__r{_short}__", _binary_operator(_fn, reflected=True))
+    setattr(Array, f"__i{_short}__", _inplace_operator(_fn, f"__i{_short}__"))
+
+for _short, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                    "gt": "greater", "ge": "greater_equal"}.items():
+    setattr(Array, f"__{_short}__", _binary_operator(_fn))
+
+
+def _matmul(self, other):
+    return _linalg.matmul(self, other) if isinstance(other, Array) else NotImplemented
+
+
+def _rmatmul(self, other):
+    return _linalg.matmul(other, self) if isinstance(other, Array) else NotImplemented
+
+
+def _imatmul(self, other):
+    return self._rebind(_linalg.matmul(self, other), "__imatmul__")
+
+
+Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _imatmul
+Array.__neg__ = lambda self: _ew.negative(self)
+Array.__pos__ = lambda self: _ew.positive(self)
+Array.__abs__ = lambda self: _ew.abs(self)
+Array.__invert__ = lambda self: _ew.bitwise_invert(self)
+
+from ._api import elementwise as _ew  # noqa: E402  (the namespace imports Array first)
+from ._api import indexing as _indexing  # noqa: E402
+from ._api import linear_algebra as _linalg  # noqa: E402
+from ._api import manipulation as _manip  # noqa: E402

@@ -1,0 +1,286 @@
+"""Data types, type promotion, and the data type functions of the standard.
+
+Every dtype is one `DType` instance; identity is equality. Promotion follows the standard's
+table within a kind; across kinds (documented in docs/dtypes.md) bool joins any numeric
+dtype, integers join a floating dtype as that floating dtype (as in JAX and PyTorch, so an
+integer index array does not widen float32 data to float64), and real joins complex at the
+wider of the two precisions.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+
+class DType:
+    """An array data type. Instances are unique; compare them with `==` or `is`."""
+
+    __slots__ = ("name", "numpy", "kind", "bits", "mlir")
+
+    def __init__(self, name: str, numpy_dtype, kind: str, bits: int, mlir: str):
+        self.name = name
+        self.numpy = np.dtype(numpy_dtype)
+        self.kind = kind  # 'b' bool, 'i' signed, 'u' unsigned, 'f' real floating, 'c' complex
+        self.bits = bits
+        self.mlir = mlir
+
+    def __repr__(self) -> str:
+        return f"tlaloc.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+bool = DType("bool", np.bool_, "b", 8, "i1")
+int8 = DType("int8", np.int8, "i", 8, "i8")
+int16 = DType("int16", np.int16, "i", 16, "i16")
+int32 = DType("int32", np.int32, "i", 32, "i32")
+int64 = DType("int64", np.int64, "i", 64, "i64")
+uint8 = DType("uint8", np.uint8, "u", 8, "ui8")
+uint16 = DType("uint16", np.uint16, "u", 16, "ui16")
+uint32 = DType("uint32", np.uint32, "u", 32, "ui32")
+uint64 = DType("uint64", np.uint64, "u", 64, "ui64")
+float16 = DType("float16", np.float16, "f", 16, "f16")
+bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, "f", 16, "bf16")
+float32 = DType("float32", np.float32, "f", 32, "f32")
+float64 = DType("float64", np.float64, "f", 64, "f64")
+complex64 = DType("complex64", np.complex64, "c", 64, "complex<f32>")
+complex128 = DType("complex128", np.complex128, "c", 128, "complex<f64>")
+
+ALL = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+       float16, bfloat16, float32, float64, complex64, complex128)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NUMPY = {d.numpy: d for d in ALL}
+
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+INTEGER = SIGNED + UNSIGNED
+REAL_FLOATING = (float16, bfloat16, float32, float64)
+COMPLEX = (complex64, complex128)
+NUMERIC = INTEGER + REAL_FLOATING + COMPLEX
+
+
+def _by_name(name: str) -> DType:
+    return _BY_NAME[name]
+
+
+def from_numpy(dt) -> DType:
+    """The tlaloc dtype of a NumPy dtype; TypeError for dtypes tlaloc does not have."""
+    try:
+        return _BY_NUMPY[np.dtype(dt)]
+    except (KeyError, TypeError):
+        raise TypeError(f"tlaloc has no dtype matching NumPy's {dt!r}") from None
+
+
+def canonicalize(dtype) -> DType:
+    """Accept a tlaloc dtype, a NumPy dtype or a dtype name; TypeError otherwise."""
+    if isinstance(dtype, DType):
+        return dtype
+    if isinstance(dtype, str) and dtype in _BY_NAME:
+        return _BY_NAME[dtype]
+    if dtype in (builtins.bool, builtins.int, builtins.float, builtins.complex) or dtype is None:
+        raise TypeError(f"expected a tlaloc dtype, got {dtype!r}")
+    try:
+        return from_numpy(dtype)
+    except TypeError:
+        raise TypeError(f"expected a tlaloc dtype, got {dtype!r}") from None
+
+
+# ----------------------------------------------------------------------------- defaults
+
+@dataclass(frozen=True)
+class DefaultDtypes:
+    real_floating: DType = float64
+    complex_floating: DType = complex128
+    integral: DType = int64
+    indexing: DType = int64
+
+    def as_dict(self):
+        return {"real floating": self.real_floating, "complex floating": self.complex_floating,
+                "integral": self.integral, "indexing": self.indexing}
+
+
+DEFAULTS = DefaultDtypes()
+
+
+def complex_of(d: DType) -> DType:
+    """The complex dtype whose components have the precision of real dtype `d`."""
+    return complex128 if d is float64 else complex64
+
+
+def real_of(d: DType) -> DType:
+    """The real dtype of a complex dtype's components (identity for real dtypes)."""
+    return {complex64: float32, complex128: float64}.get(d, d)
+
+
+# ----------------------------------------------------------------------------- promotion
+
+def _promote_pair(a: DType, b: DType) -> DType:
+    if a is b:
+        return a
+    if a.kind == "b":
+        return b
+    if b.kind == "b":
+        return a
+    ka, kb = a.kind, b.kind
+    if ka == kb:
+        if ka == "f" and {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a.bits >= b.bits else b
+    if {ka, kb} == {"i", "u"}:
+        s, u = (a, b) if ka == "i" else (b, a)
+        if u.bits < s.bits:
+            return s
+        if u.bits == 64:
+            raise TypeError(f"no integer dtype can hold both {a} and {b}; cast one of them "
+                            "explicitly with astype")
+        return _BY_NAME[f"int{u.bits * 2}"]
+    if kb in "iu":  # integer with inexact: the inexact dtype
+        return a
+    if ka in "iu":
+        return b
+    # real with complex: complex at the wider precision
+    f, c = (a, b) if ka == "f" else (b, a)
+    return complex128 if (c is complex128 or f is float64) else complex64
+
+
+def _promotion_table():
+    table = {}
+    for a in ALL:
+        for b in ALL:
+            try:
+                table[(a, b)] = _promote_pair(a, b)
+            except TypeError:
+                pass  # uint64 with a signed integer: promote() raises with the message
+    return table
+
+
+_PROMOTION = _promotion_table()
+
+
+def promote(a: DType, b: DType) -> DType:
+    try:
+        return _PROMOTION[(a, b)]
+    except KeyError:
+        return _promote_pair(a, b)  # raises the TypeError with its message
+
+
+def scalar_dtype(value, array_dtype: DType) -> DType:
+    """The dtype a Python scalar takes when it meets an array of `array_dtype`."""
+    k = array_dtype.kind
+    if isinstance(value, builtins.bool):
+        return array_dtype
+    if isinstance(value, builtins.int):
+        if k == "b":
+            return DEFAULTS.integral
+        if k in "iu":
+            info = np.iinfo(array_dtype.numpy)
+            if not info.min <= value <= info.max:
+                raise OverflowError(f"Python int {value} is out of bounds for {array_dtype}")
+        return array_dtype
+    if isinstance(value, builtins.float):
+        return array_dtype if k in "fc" else DEFAULTS.real_floating
+    if isinstance(value, builtins.complex):
+        if k == "c":
+            return array_dtype
+        if k == "f":
+            return complex_of(array_dtype)
+        return DEFAULTS.complex_floating
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def default_for_scalar(value) -> DType:
+    if isinstance(value, builtins.bool):
+        return bool
+    if isinstance(value, builtins.int):
+        return DEFAULTS.integral
+    if isinstance(value, builtins.float):
+        return DEFAULTS.real_floating
+    if isinstance(value, builtins.complex):
+        return DEFAULTS.complex_floating
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+# ----------------------------------------------------------------------------- isdtype
+
+_KIND_GROUPS = {
+    "bool": (bool,),
+    "signed integer": SIGNED,
+    "unsigned integer": UNSIGNED,
+    "integral": INTEGER,
+    "real floating": REAL_FLOATING,
+    "complex floating": COMPLEX,
+    "numeric": NUMERIC,
+}
+
+
+def isdtype(dtype, kind) -> builtins.bool:
+    """The standard's `isdtype`: is `dtype` of `kind` (a dtype, a kind name, or a tuple)?"""
+    if not isinstance(dtype, DType):
+        raise TypeError(f"isdtype: expected a tlaloc dtype, got {dtype!r}")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, DType):
+        return dtype is kind
+    if isinstance(kind, str):
+        if kind not in _KIND_GROUPS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}; expected one of {sorted(_KIND_GROUPS)}")
+        return dtype in _KIND_GROUPS[kind]
+    raise TypeError(f"isdtype: kind must be a dtype, a kind name or a tuple, got {kind!r}")
+
+
+# ----------------------------------------------------------------------------- finfo / iinfo
+
+@dataclass(frozen=True)
+class finfo_object:
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    bits: int
+    max: int
+    min: int
+    dtype: DType
+
+
+@functools.lru_cache(maxsize=None)
+def _finfo(d: DType) -> finfo_object:
+    f = ml_dtypes.finfo(real_of(d).numpy)
+    return finfo_object(bits=d.bits, eps=float(f.eps), max=float(f.max), min=float(f.min),
+                        smallest_normal=float(f.smallest_normal), dtype=real_of(d))
+
+
+def finfo(type, /) -> finfo_object:
+    d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
+    d = canonicalize(d)
+    if d.kind not in "fc":
+        raise TypeError(f"finfo: {d} is not a floating-point dtype")
+    return _finfo(d)
+
+
+def iinfo(type, /) -> iinfo_object:
+    d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
+    d = canonicalize(d)
+    if d.kind not in "iu":
+        raise TypeError(f"iinfo: {d} is not an integer dtype")
+    i = np.iinfo(d.numpy)
+    return iinfo_object(bits=d.bits, max=int(i.max), min=int(i.min), dtype=d)

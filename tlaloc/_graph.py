@@ -1,0 +1,193 @@
+"""Recording and evaluation.
+
+A `Node` is one recorded value: either a leaf that holds a concrete value (a NumPy array on
+the host or a runtime buffer on its device), or the result of a primitive applied to input
+nodes. Recording (`bind`) infers the result's abstract value at once and computes nothing.
+
+`evaluate` turns the pending subgraph behind some nodes into one `Program`: a canonical list
+of equations whose leaves are inputs. The program's structural key (primitives, static
+parameters, input avals) decides cache hits, so values never enter it. After a run the
+computed nodes keep their values and drop their inputs, which frees the intermediates.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+from ._config import config
+from ._dtypes import DType
+
+
+class Aval(NamedTuple):
+    """Abstract value: what is known about a node before it is computed."""
+    shape: tuple
+    dtype: DType
+
+
+class ConcretizationError(RuntimeError):
+    """A value was needed from an array that has none (it is being traced without values)."""
+
+
+class Node:
+    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "owner",
+                 "__weakref__")
+
+    def __init__(self, prim, inputs, params, aval, device, value=None):
+        self.prim = prim          # None for a leaf
+        self.inputs = inputs      # tuple of Node; a leaf without value may hold a transfer source
+        self.params = params      # dict of static parameters (hashable values)
+        self.aval = aval
+        self.device = device
+        self.value = value        # host ndarray or device buffer once computed
+        self.pending = 0 if value is not None else 1
+        self.owner = None         # weakref to the Array that shows this node to the user
+
+    def __repr__(self):
+        what = self.prim.name if self.prim is not None else "leaf"
+        state = "computed" if self.value is not None else "pending"
+        return f"<Node {what} {self.aval.shape} {self.aval.dtype} {state}>"
+
+
+def leaf(value, aval: Aval, device) -> Node:
+    return Node(None, (), None, aval, device, value)
+
+
+def transfer(source: Node, device) -> Node:
+    """A leaf on `device` whose value is `source`'s, copied when first needed."""
+    return Node(None, (source,), None, source.aval, device)
+
+
+def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
+    """Record `prim` applied to `inputs`; returns the (pending) result node."""
+    aval = prim.infer(*[n.aval for n in inputs], **params)
+    if device is None:
+        device = inputs[0].device
+    node = Node(prim, inputs, params, aval, device)
+    pending = 1
+    for n in inputs:
+        pending += n.pending
+    node.pending = pending
+    # Bound the pending graph so loops that never look at their values stay bounded. The
+    # count over-estimates shared subgraphs, which only makes evaluation come earlier.
+    if pending > config.max_pending:
+        evaluate([node])
+    return node
+
+
+# ----------------------------------------------------------------------------- programs
+
+class Equation(NamedTuple):
+    prim: object
+    params: dict
+    inputs: tuple      # slots: inputs are 0..n_in-1, equation i writes slot n_in + i
+    aval: Aval
+
+
+class Program:
+    """A straight-line program: inputs, equations in order, and the slots it returns."""
+
+    def __init__(self, in_avals, eqns, outputs, device):
+        self.in_avals = in_avals
+        self.eqns = eqns
+        self.outputs = outputs
+        self.device = device
+
+    def out_avals(self):
+        n_in = len(self.in_avals)
+        return [self.in_avals[s] if s < n_in else self.eqns[s - n_in].aval for s in self.outputs]
+
+
+class _Plan:
+    """The pending subgraph behind some targets, in canonical order."""
+
+    __slots__ = ("leaves", "nodes", "outputs", "key")
+
+    def __init__(self, targets, device):
+        index = {}         # Node -> slot
+        leaves, nodes = [], []
+        stack = []
+        for t in targets:
+            if t not in index:
+                stack.append((t, False))
+            while stack:
+                node, expanded = stack.pop()
+                if node in index:
+                    continue
+                if node.value is not None or node.prim is None:
+                    index[node] = ~len(leaves)
+                    leaves.append(node)
+                elif expanded:
+                    index[node] = len(nodes)
+                    nodes.append(node)
+                else:
+                    stack.append((node, True))
+                    for inp in reversed(node.inputs):
+                        if inp not in index:
+                            stack.append((inp, False))
+        outputs = []
+        for t in targets:
+            if t.value is None and index[t] not in outputs:
+                outputs.append(index[t])
+        # Pending intermediates the user still holds are returned too, so they are not
+        # computed a second time later.
+        for i, node in enumerate(nodes):
+            owner = node.owner
+            if owner is not None and owner() is not None and i not in outputs:
+                outputs.append(i)
+        n_in = len(leaves)
+
+        def slot(s):
+            return s + n_in if s >= 0 else ~s
+
+        eq_keys = tuple((n.prim, tuple(n.params.items()), tuple(slot(index[i]) for i in n.inputs))
+                        for n in nodes)
+        self.leaves = leaves
+        self.nodes = nodes
+        self.outputs = [slot(s) for s in outputs]
+        self.key = (device, tuple(l.aval for l in leaves), eq_keys, tuple(self.outputs))
+
+    def program(self):
+        n_in = len(self.leaves)
+        eqns = [Equation(n.prim, n.params, k[2], n.aval) for n, k in zip(self.nodes, self.key[2])]
+        assert all(s >= n_in for s in self.outputs)
+        return Program([l.aval for l in self.leaves], eqns, self.outputs, self.key[0])
+
+
+def _materialize_leaf(node: Node):
+    if node.value is not None:
+        return
+    if not node.inputs:
+        raise ConcretizationError(
+            "this array has no value: it is an abstract input being traced (for example by "
+            "tlaloc.jit). Use xp.where instead of Python control flow on values, or mark the "
+            "argument static.")
+    source = node.inputs[0]
+    evaluate([source])
+    node.value = node.device.backend.transfer_in(source.value, source.device)
+    node.inputs = ()
+    node.pending = 0
+
+
+def evaluate(nodes) -> None:
+    """Compute every node in `nodes` that has no value yet, one program per device."""
+    todo = [n for n in nodes if n.value is None]
+    if not todo:
+        return
+    by_device = {}
+    for n in todo:
+        by_device.setdefault(n.device, []).append(n)
+    for device, targets in by_device.items():
+        plan = _Plan(targets, device)
+        for l in plan.leaves:
+            _materialize_leaf(l)
+        if not plan.nodes:
+            continue
+        values = device.backend.run(plan, plan.leaves)
+        n_in = len(plan.leaves)
+        for s, value in zip(plan.outputs, values):
+            node = plan.nodes[s - n_in]
+            node.value = value
+            node.inputs = ()
+            node.params = None
+            node.prim = None
+            node.pending = 0

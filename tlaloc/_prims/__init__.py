@@ -1,0 +1,5 @@
+"""All primitives. Importing this package declares them in `core.REGISTRY`."""
+from . import core, elementwise, reduce, shape  # noqa: F401
+from .core import REGISTRY, Primitive
+
+__all__ = ["REGISTRY", "Primitive"]

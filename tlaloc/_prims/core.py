@@ -1,0 +1,60 @@
+"""The primitive: one declaration that carries all the rules of one operation.
+
+A primitive has
+  * `infer(*avals, **params) -> Aval`: the result's shape and dtype (raises on misuse);
+  * `emit(ctx, *operands, **params) -> str`: StableHLO text through a lowering context,
+    returning the SSA name of the result;
+  * `impl(*arrays, **params) -> ndarray`: NumPy with StableHLO semantics (the interpreter);
+  * `jvp` / `vjp`: derivative rules written in primitives (filled in by tlaloc.autodiff).
+"""
+from __future__ import annotations
+
+from .._graph import Aval
+
+REGISTRY: dict = {}
+
+
+class Primitive:
+    __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "__weakref__")
+
+    def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None):
+        if name in REGISTRY:
+            raise ValueError(f"primitive {name!r} declared twice")
+        self.name = name
+        self.infer = infer
+        self.emit = emit
+        self.impl = impl
+        self.jvp = jvp
+        self.vjp = vjp
+        REGISTRY[name] = self
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def __reduce__(self):
+        return (REGISTRY.__getitem__, (self.name,))
+
+
+def declare(name, *, infer, emit, impl, jvp=None, vjp=None) -> Primitive:
+    return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp)
+
+
+def same_as_input(x, *rest, **params):
+    """The infer rule of elementwise primitives whose operands share one aval."""
+    for r in rest:
+        if r.shape != x.shape or r.dtype is not x.dtype:
+            raise TypeError(f"internal: elementwise operands differ: {x} vs {r}")
+    return x
+
+
+def kinds_check(name, kinds):
+    """An infer rule: operands share an aval whose dtype kind is in `kinds`."""
+    def infer(x, *rest, **params):
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name}: unsupported dtype {x.dtype}")
+        return same_as_input(x, *rest)
+    return infer
+
+
+def aval(shape, dtype) -> Aval:
+    return Aval(tuple(shape), dtype)

@@ -1,0 +1,246 @@
+"""Elementwise primitives. Operands share one shape and dtype (the namespace broadcasts and
+promotes before binding). The NumPy implementations follow StableHLO's semantics where they
+differ from NumPy's: integer division and remainder by zero, negative integer powers, shifts
+past the bit width, and float-to-integer conversion."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .core import aval, declare, kinds_check
+
+_ALL = "buifc"
+_NUM = "uifc"
+_INEXACT = "fc"
+
+
+def _quiet(fn):
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+def _unary(name, hlo, impl, kinds, result=None):
+    """Declare a one-operand primitive; `result` maps the operand dtype to the result's."""
+    check = kinds_check(name, kinds)
+
+    def infer(x):
+        check(x)
+        return x if result is None else aval(x.shape, result(x.dtype))
+
+    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=_quiet(impl))
+
+
+def _binary(name, hlo, impl, kinds):
+    return declare(name, infer=kinds_check(name, kinds),
+                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=_quiet(impl))
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+def _int_divide(x, y):
+    """Truncating division; x/0 is -1 (all bits set), INT_MIN/-1 is INT_MIN, as in XLA."""
+    zero = y == 0
+    safe = np.where(zero, 1, y).astype(x.dtype)
+    if x.dtype.kind == "i":
+        # INT_MIN / -1 overflows; XLA wraps it to INT_MIN, which is INT_MIN / 1
+        safe = np.where((safe == -1) & (x == np.iinfo(x.dtype).min), 1, safe).astype(x.dtype)
+    q = x // safe
+    # floor -> truncation: step towards zero where the signs differ and the division is inexact
+    q = (q + ((q * safe != x) & ((x < 0) != (safe < 0)))).astype(x.dtype)
+    return np.where(zero, np.array(-1).astype(x.dtype), q)
+
+
+def _divide(x, y):
+    if x.dtype.kind in "iu":
+        return _int_divide(x, y)
+    return np.true_divide(x, y)
+
+
+def _remainder(x, y):
+    if x.dtype.kind in "iu":
+        zero = y == 0
+        safe = np.where(zero, 1, y)
+        return np.where(zero, x, np.fmod(x, safe))
+    return np.fmod(x, y)
+
+
+def _power(x, y):
+    if x.dtype.kind in "iu":
+        negative = y < 0
+        r = np.power(x, np.where(negative, 0, y))
+        if x.dtype.kind == "i":
+            # x**-n is 0 except for |x| == 1 (and 0**-n, which XLA also makes 0)
+            inv = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
+            r = np.where(negative, inv.astype(x.dtype), r)
+        return r
+    return np.power(x, y)
+
+
+def _sign(x):
+    if x.dtype.kind == "c":
+        a = np.abs(x)
+        return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype)
+    return np.sign(x)
+
+
+def _shift(kind):
+    def impl(x, y):
+        bits = x.dtype.itemsize * 8
+        unsigned_y = y.astype(np.dtype(f"u{x.dtype.itemsize}"))
+        too_far = unsigned_y >= bits
+        amount = np.where(too_far, 0, y).astype(x.dtype)
+        if kind == "left":
+            return np.where(too_far, 0, np.left_shift(x, amount)).astype(x.dtype)
+        if kind == "arithmetic":
+            fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
+            return np.where(too_far, fill, np.right_shift(x, amount)).astype(x.dtype)
+        ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+        r = np.right_shift(ux, amount.view(ux.dtype))
+        return np.where(too_far, 0, r).astype(ux.dtype).view(x.dtype)
+    return impl
+
+
+add = _binary("add", "stablehlo.add", np.add, _NUM)
+subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM)
+multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM)
+divide = _binary("divide", "stablehlo.divide", _divide, _NUM)
+remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif")
+power = _binary("power", "stablehlo.power", _power, _NUM)
+maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif")
+minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif")
+atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f")
+nextafter = _binary("nextafter", "chlo.next_after", np.nextafter, "f")
+
+bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu")
+bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, "biu")
+bitwise_xor = _binary("xor", "stablehlo.xor", np.bitwise_xor, "biu")
+shift_left = _binary("shift_left", "stablehlo.shift_left", _shift("left"), "iu")
+shift_right_arithmetic = _binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic",
+                                 _shift("arithmetic"), "iu")
+shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logical",
+                              _shift("logical"), "iu")
+
+negate = _unary("negate", "stablehlo.negate", np.negative, _NUM)
+bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu")
+abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of)
+sign = _unary("sign", "stablehlo.sign", _sign, "ifc")
+exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT)
+expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT)
+log = _unary("log", "stablehlo.log", np.log, _INEXACT)
+log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT)
+sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT)
+rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT)
+logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT)
+sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT)
+cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT)
+tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT)
+tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT)
+asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT)
+acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT)
+atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT)
+sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT)
+cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT)
+asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT)
+acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT)
+atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT)
+floor = _unary("floor", "stablehlo.floor", np.floor, "f")
+ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
+round_even = _unary("round_even", "stablehlo.round_nearest_even", np.rint, "f")
+is_finite = _unary("is_finite", "stablehlo.is_finite", np.isfinite, "f", result=lambda d: dt.bool)
+real = _unary("real", "stablehlo.real", np.real, "c", result=dt.real_of)
+imag = _unary("imag", "stablehlo.imag", np.imag, "c", result=dt.real_of)
+
+
+def _complex_infer(re, im):
+    kinds_check("complex", "f")(re, im)
+    if re.dtype not in (dt.float32, dt.float64):
+        raise TypeError(f"complex: parts must be float32 or float64, got {re.dtype}")
+    return aval(re.shape, dt.complex_of(re.dtype))
+
+
+complex = declare("complex", infer=_complex_infer,
+                  emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
+                  impl=lambda re, im: re + 1j * im.astype(np.result_type(im, np.complex64)))
+
+
+# ----------------------------------------------------------------------------- compare / select
+
+_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+_NUMPY_COMPARE = dict(zip(_DIRECTIONS, (np.equal, np.not_equal, np.less, np.less_equal,
+                                        np.greater, np.greater_equal)))
+
+
+def _compare_infer(x, y, *, direction):
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"compare: unknown direction {direction!r}")
+    if x.dtype.kind == "c" and direction not in ("EQ", "NE"):
+        raise TypeError("compare: complex numbers are not ordered")
+    kinds_check("compare", _ALL)(x, y)
+    return aval(x.shape, dt.bool)
+
+
+def _compare_emit(ctx, x, y, *, direction):
+    kind = ctx.in_avals[0].dtype.kind
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED"}.get(kind, "FLOAT")
+    return ctx.simple("stablehlo.compare", x, y,
+                      attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                            f"compare_type = #stablehlo<comparison_type {ctype}>")
+
+
+compare = declare("compare", infer=_compare_infer, emit=_compare_emit,
+                  impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y))
+
+
+def _select_infer(pred, on_true, on_false):
+    if pred.dtype is not dt.bool or pred.shape != on_true.shape:
+        raise TypeError("select: predicate must be a bool array of the operands' shape")
+    kinds_check("select", _ALL)(on_true, on_false)
+    return on_true
+
+
+select = declare("select", infer=_select_infer,
+                 emit=lambda ctx, p, a, b: ctx.simple("stablehlo.select", p, a, b),
+                 impl=lambda p, a, b: np.where(p, a, b))
+
+
+# ----------------------------------------------------------------------------- convert
+
+def _convert_infer(x, *, dtype):
+    return aval(x.shape, dtype)
+
+
+def _convert_impl(x, *, dtype):
+    target = dtype.numpy
+    if dtype.kind == "b":
+        return x != 0
+    if x.dtype.kind in "fc" and dtype.kind in "iu":
+        # XLA saturates out-of-range values and maps NaN to 0
+        info = np.iinfo(target)
+        v = np.real(x) if x.dtype.kind == "c" else x
+        v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=float(info.max), neginf=float(info.min))
+        out = np.clip(np.trunc(v), info.min, info.max)
+        big = out >= float(info.max)   # float64 cannot hold int64/uint64 max exactly
+        return np.where(big, np.array(info.max, target), out.astype(target))
+    if x.dtype.kind == "c" and dtype.kind == "f":
+        return np.real(x).astype(target)
+    return x.astype(target)
+
+
+convert = declare("convert", infer=_convert_infer,
+                  emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.convert", x),
+                  impl=_quiet(_convert_impl))
+
+
+def _bitcast_infer(x, *, dtype):
+    if dtype.bits != x.dtype.bits:
+        raise TypeError(f"bitcast_convert: {x.dtype} and {dtype} differ in width")
+    return aval(x.shape, dtype)
+
+
+bitcast_convert = declare(
+    "bitcast_convert", infer=_bitcast_infer,
+    emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
+    impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy))

@@ -1,0 +1,111 @@
+"""Reductions over a set of axes, and the contraction primitive dot_general."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .core import aval, declare
+from ..lowering.stablehlo import tensor_type
+
+
+def _reduced(x, axes):
+    return aval(tuple(n for i, n in enumerate(x.shape) if i not in axes), x.dtype)
+
+
+def _identity(kind, dtype):
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if dtype.kind == "b":
+        return kind == "min"
+    if dtype.kind == "f":
+        return float("-inf") if kind == "max" else float("inf")
+    info = np.iinfo(dtype.numpy)
+    return info.min if kind == "max" else info.max
+
+
+_BODY = {"sum": "stablehlo.add", "prod": "stablehlo.multiply",
+         "max": "stablehlo.maximum", "min": "stablehlo.minimum"}
+
+
+def _reduction(kind, numpy_fn, kinds):
+    name = f"reduce_{kind}"
+
+    def infer(x, *, axes):
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name}: unsupported dtype {x.dtype}")
+        return _reduced(x, axes)
+
+    def emit(ctx, x, *, axes):
+        dtype = ctx.in_avals[0].dtype
+        scalar = aval((), dtype)
+        t = tensor_type(scalar)
+        body = _BODY[kind]
+        if dtype.kind == "b":   # max/min of booleans are or/and; sum/prod are not used on bool
+            body = {"max": "stablehlo.or", "min": "stablehlo.and"}.get(kind, body)
+        init = ctx.constant(_identity(kind, dtype), scalar)
+        a, b, r = ctx.fresh(), ctx.fresh(), ctx.fresh()
+        region = (f'{{\n      ^bb0({a}: {t}, {b}: {t}):\n'
+                  f'        {r} = "{body}"({a}, {b}) : ({t}, {t}) -> {t}\n'
+                  f'        "stablehlo.return"({r}) : ({t}) -> ()\n    }}')
+        dims = f"array<i64{': ' if axes else ''}{', '.join(map(str, axes))}>"
+        return ctx.op("stablehlo.reduce", (x, init), (ctx.in_avals[0], scalar), ctx.out_aval,
+                      attrs=f"dimensions = {dims}", regions=region)
+
+    def impl(x, *, axes):
+        with np.errstate(all="ignore"):
+            return numpy_fn(x, axis=axes)
+
+    return declare(name, infer=infer, emit=emit, impl=impl)
+
+
+reduce_sum = _reduction("sum", lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), "uifc")
+reduce_prod = _reduction("prod", lambda x, axis: np.prod(x, axis=axis, dtype=x.dtype), "uifc")
+reduce_max = _reduction("max", lambda x, axis: np.max(x, axis=axis, initial=_identity("max", dt.from_numpy(x.dtype))), "buif")
+reduce_min = _reduction("min", lambda x, axis: np.min(x, axis=axis, initial=_identity("min", dt.from_numpy(x.dtype))), "buif")
+
+
+# dot_general: contract lhs dims with rhs dims, batch over paired dims.
+# Result dims: batch dims, then lhs free dims, then rhs free dims (StableHLO's order).
+def _dot_free(shape, contract, batch):
+    return [i for i in range(len(shape)) if i not in contract and i not in batch]
+
+
+def _dot_infer(lhs, rhs, *, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    if lhs.dtype is not rhs.dtype or lhs.dtype.kind == "b":
+        raise TypeError(f"dot_general: unsupported dtypes {lhs.dtype}, {rhs.dtype}")
+    if any(lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb)):
+        raise ValueError(f"internal: dot_general shapes {lhs.shape} {rhs.shape} disagree")
+    shape = ([lhs.shape[i] for i in lb] + [lhs.shape[i] for i in _dot_free(lhs.shape, lc, lb)]
+             + [rhs.shape[i] for i in _dot_free(rhs.shape, rc, rb)])
+    return aval(shape, lhs.dtype)
+
+
+def _dot_emit(ctx, lhs, rhs, *, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    dims = (f"#stablehlo.dot<lhs_batching_dimensions = [{', '.join(map(str, lb))}], "
+            f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
+            f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
+            f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
+    precision = "[#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]"
+    return ctx.simple("stablehlo.dot_general", lhs, rhs,
+                      attrs=f"dot_dimension_numbers = {dims}, precision_config = {precision}")
+
+
+def _dot_impl(lhs, rhs, *, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    lf, rf = _dot_free(lhs.shape, lc, lb), _dot_free(rhs.shape, rc, rb)
+    bshape = [lhs.shape[i] for i in lb]
+    k = int(np.prod([lhs.shape[i] for i in lc], dtype=np.int64))
+    m = int(np.prod([lhs.shape[i] for i in lf], dtype=np.int64))
+    n = int(np.prod([rhs.shape[i] for i in rf], dtype=np.int64))
+    b = int(np.prod(bshape, dtype=np.int64))
+    a = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(b, m, k)
+    c = np.transpose(rhs, list(rb) + list(rc) + rf).reshape(b, k, n)
+    out = np.matmul(a, c)
+    return out.reshape(bshape + [lhs.shape[i] for i in lf] + [rhs.shape[i] for i in rf])
+
+
+dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl)

@@ -1,0 +1,143 @@
+"""Primitives that move, select or create elements without arithmetic."""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .core import aval, declare
+
+
+def _i64s(values) -> str:
+    return f"array<i64{': ' if values else ''}{', '.join(map(str, values))}>"
+
+
+# broadcast_in_dim: operand dimension i becomes result dimension dims[i]
+def _broadcast_infer(x, *, shape, dims):
+    if len(dims) != len(x.shape) or any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(dims)):
+        raise ValueError(f"internal: cannot broadcast {x.shape} to {shape} along {dims}")
+    return aval(shape, x.dtype)
+
+
+def _broadcast_impl(x, *, shape, dims):
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = x.shape[i]
+    return np.broadcast_to(x.reshape(expanded), shape)
+
+
+broadcast_in_dim = declare(
+    "broadcast_in_dim", infer=_broadcast_infer, impl=_broadcast_impl,
+    emit=lambda ctx, x, *, shape, dims: ctx.simple(
+        "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
+
+
+def _reshape_infer(x, *, shape):
+    if math.prod(shape) != math.prod(x.shape):
+        raise ValueError(f"internal: reshape {x.shape} -> {shape}")
+    return aval(shape, x.dtype)
+
+
+reshape = declare("reshape", infer=_reshape_infer,
+                  emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
+                  impl=lambda x, *, shape: np.reshape(x, shape))
+
+
+transpose = declare(
+    "transpose",
+    infer=lambda x, *, perm: aval(tuple(x.shape[p] for p in perm), x.dtype),
+    emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
+                                            attrs=f"permutation = {_i64s(perm)}"),
+    impl=lambda x, *, perm: np.transpose(x, perm))
+
+
+def _slice_infer(x, *, start, limit, strides):
+    shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides))
+    return aval(shape, x.dtype)
+
+
+slice = declare(
+    "slice", infer=_slice_infer,
+    emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
+        "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
+        f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
+    impl=lambda x, *, start, limit, strides: x[tuple(
+        builtins.slice(lo, hi, st) for lo, hi, st in zip(start, limit, strides))])
+
+
+reverse = declare(
+    "reverse", infer=lambda x, *, dims: x,
+    emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
+    impl=lambda x, *, dims: np.flip(x, dims) if dims else x)
+
+
+def _concat_infer(*xs, axis):
+    first = xs[0]
+    for x in xs[1:]:
+        if x.dtype is not first.dtype or len(x.shape) != len(first.shape) or any(
+                a != b for i, (a, b) in enumerate(zip(x.shape, first.shape)) if i != axis):
+            raise ValueError("internal: concatenate operands disagree")
+    shape = list(first.shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return aval(shape, first.dtype)
+
+
+concatenate = declare(
+    "concatenate", infer=_concat_infer,
+    emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
+    impl=lambda *xs, axis: np.concatenate(xs, axis=axis))
+
+
+def _iota_impl(*, shape, dtype, dim):
+    n = shape[dim]
+    line = np.arange(n).astype(dtype.numpy)
+    view = [1] * len(shape)
+    view[dim] = n
+    return np.broadcast_to(line.reshape(view), shape)
+
+
+iota = declare(
+    "iota", infer=lambda *, shape, dtype, dim: aval(shape, dtype),
+    emit=lambda ctx, *, shape, dtype, dim: ctx.op(
+        "stablehlo.iota", (), (), ctx.out_aval, attrs=f"iota_dimension = {dim} : i64"),
+    impl=_iota_impl)
+
+
+def _constant_emit(ctx, *, shape, dtype, value):
+    return ctx.constant(value, ctx.out_aval)
+
+
+constant = declare(
+    "constant", infer=lambda *, shape, dtype, value: aval(shape, dtype),
+    emit=_constant_emit,
+    impl=lambda *, shape, dtype, value: np.full(shape, value, dtype=dtype.numpy))
+
+
+def _pad_infer(x, padding_value, *, low, high, interior):
+    shape = tuple(lo + hi + n + max(n - 1, 0) * it for n, lo, hi, it in zip(x.shape, low, high, interior))
+    return aval(shape, x.dtype)
+
+
+def _pad_impl(x, padding_value, *, low, high, interior):
+    out = np.full(_pad_infer(x, padding_value, low=low, high=high, interior=interior).shape,
+                  padding_value, dtype=x.dtype)
+    # negative low/high padding crops; place the interior-dilated operand then crop
+    dilated_shape = tuple(n + max(n - 1, 0) * it for n, it in zip(x.shape, interior))
+    dilated = np.full(dilated_shape, padding_value, dtype=x.dtype)
+    dilated[tuple(builtins.slice(None, None, it + 1) for it in interior)] = x
+    src, dst = [], []
+    for n, lo, hi in zip(dilated_shape, low, high):
+        s0, d0 = max(0, -lo), max(0, lo)
+        length = n - s0 - max(0, -hi)
+        src.append(builtins.slice(s0, s0 + max(length, 0)))
+        dst.append(builtins.slice(d0, d0 + max(length, 0)))
+    out[tuple(dst)] = dilated[tuple(src)]
+    return out
+
+
+pad = declare(
+    "pad", infer=_pad_infer, impl=_pad_impl,
+    emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
+        "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
+        f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))

@@ -1,0 +1,213 @@
+"""The one module that touches jaxlib. tlaloc never imports `jax`.
+
+Supported: jaxlib >= 0.10, < 0.13. Everything below uses jaxlib's Python client, plus a few
+private entry points that avoid a 60-150 us per-array penalty on jaxlib >= 0.10 (see
+docs/runtime.md): `batched_device_put` for host-to-device, `execute_sharded` with
+`consume_with_handlers` for execution, and the buffer protocol for device-to-host on the CPU.
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # before jaxlib loads: silence XLA's logging
+
+import functools
+import importlib.metadata as metadata
+import importlib.util
+import pathlib
+import pkgutil
+import types
+
+import numpy as np
+
+try:
+    import jaxlib
+    import jaxlib.xla_client as xc
+    from jaxlib import _jax
+except ImportError as e:  # pragma: no cover - jaxlib is a dependency
+    raise ImportError("tlaloc needs jaxlib>=0.10,<0.13: pip install 'jaxlib>=0.10,<0.13'") from e
+
+SUPPORTED_RANGE = ((0, 10), (0, 13))
+VERSION = jaxlib.__version__
+
+
+def _version_tuple(v: str):
+    return tuple(int(p) for p in v.split(".")[:2])
+
+
+def check_version(version: str = VERSION) -> None:
+    lo, hi = SUPPORTED_RANGE
+    if not lo <= _version_tuple(version) < hi:
+        raise ImportError(f"tlaloc supports jaxlib >= 0.10 and < 0.13, found {version}")
+
+
+check_version()
+
+
+class _Sharding(_jax.SingleDeviceSharding):
+    """jaxlib's single-device sharding plus the two hooks `batched_device_put` calls."""
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return xc.HloSharding.replicate()
+
+    @property
+    def memory_kind(self):
+        return self._memory_kind
+
+
+@functools.lru_cache(maxsize=None)
+def _aval(shape, np_dtype):
+    return types.SimpleNamespace(shape=shape, dtype=np_dtype, weak_type=False)
+
+
+def _result_handler(avl, sharding):
+    try:
+        return _jax.array_result_handler(avl, sharding, True, _skip_checks=True)
+    except TypeError:  # jaxlib >= 0.11 dropped _skip_checks
+        return _jax.array_result_handler(avl, sharding, True)
+
+
+class Runtime:
+    """One PJRT device: transfers, compilation and execution."""
+
+    def __init__(self, client, device):
+        self.client = client
+        self.device = device
+        self.sharding = _Sharding(device)
+        self.platform = client.platform
+        self.device_kind = device.device_kind
+        self.platform_version = client.platform_version
+
+    def put(self, array: np.ndarray):
+        # IMMUTABLE_ONLY_DURING_CALL: the runtime takes its own copy, so later writes to
+        # the host array never show through.
+        return _jax.batched_device_put(
+            _aval(array.shape, array.dtype), self.sharding, [array], [self.device], True, False,
+            _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+
+    def compile(self, text: str):
+        return self.client.compile_and_load(text, xc.DeviceList((self.device,)), xc.CompileOptions())
+
+    def serialize(self, executable) -> bytes:
+        return executable.serialize()
+
+    def deserialize(self, blob: bytes):
+        return self.client.deserialize_executable(blob, xc.DeviceList((self.device,)),
+                                                  xc.CompileOptions())
+
+    def handlers(self, out_shapes_dtypes):
+        return [_result_handler(_aval(tuple(s), np.dtype(d)), self.sharding) for s, d in out_shapes_dtypes]
+
+    @staticmethod
+    def execute(executable, handlers, buffers):
+        return executable.execute_sharded(buffers).consume_with_handlers(handlers)
+
+    @staticmethod
+    def to_numpy(buffer) -> np.ndarray:
+        """A read-only host view of a buffer (zero-copy on the CPU)."""
+        a = np.asarray(buffer)
+        if a.dtype == object:  # bfloat16 and friends have no buffer protocol
+            a = buffer._single_device_array_to_np_array_did_copy()[0]
+        return a
+
+    @staticmethod
+    def is_buffer(value) -> bool:
+        return isinstance(value, _jax.ArrayImpl)
+
+    def cache_identity(self) -> str:
+        """What a serialized executable depends on besides its program text."""
+        return "|".join((VERSION, self.platform, self.platform_version, self.device_kind,
+                         os.environ.get("XLA_FLAGS", ""), _host_cpu()))
+
+
+@functools.lru_cache(maxsize=None)
+def _host_cpu() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "flags")):
+                return line
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine()
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_client():
+    return xc.make_cpu_client()
+
+
+# ----------------------------------------------------------------------------- plugins
+
+_KNOWN_PLUGINS = {  # jax_plugins module -> (tlaloc platform, PJRT platform name, library file)
+    "xla_cuda13": ("cuda", "cuda", "xla_cuda_plugin.so"),
+    "xla_cuda12": ("cuda", "cuda", "xla_cuda_plugin.so"),
+    "xla_rocm7": ("rocm", "rocm", "xla_rocm_plugin.so"),
+    "metal_plugin": ("metal", "METAL", "pjrt_plugin_metal_14.dylib"),
+}
+
+INSTALL_HINTS = {
+    "cuda": "pip install 'jax-cuda13-plugin[with-cuda]==<your jaxlib version>' (or jax-cuda12-plugin)",
+    "rocm": "pip install jax-rocm7-plugin matching your jaxlib version",
+    "metal": "install a PJRT Metal plugin that registers under the jax_plugins namespace",
+}
+
+
+def installed_plugins() -> dict:
+    """{tlaloc platform: info} for PJRT plugins in the `jax_plugins` namespace. Plugins are
+    located, never imported: their own __init__ imports jax."""
+    modules = set()
+    try:
+        modules |= {ep.value for ep in metadata.entry_points(group="jax_plugins")}
+    except Exception:  # pragma: no cover - broken metadata of an unrelated package
+        pass
+    spec = importlib.util.find_spec("jax_plugins")
+    if spec is not None and spec.submodule_search_locations:
+        modules |= {m.name for m in pkgutil.iter_modules(list(spec.submodule_search_locations),
+                                                         "jax_plugins.")}
+    found = {}
+    for module in sorted(modules):
+        short = module.rsplit(".", 1)[-1]
+        platform, pjrt_name, libname = _KNOWN_PLUGINS.get(short, (short, short, None))
+        s = importlib.util.find_spec(module)
+        if s is None or not s.submodule_search_locations:
+            continue
+        folder = pathlib.Path(list(s.submodule_search_locations)[0])
+        candidates = ([folder / libname] if libname else []) + sorted(folder.glob("*.so")) + sorted(folder.glob("*.dylib"))
+        library = next((str(p) for p in candidates if p.exists()), None)
+        if library and platform not in found:
+            found[platform] = {"module": module, "pjrt_name": pjrt_name, "library": library}
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def plugin_client(platform: str):
+    """A client for an installed plugin; RuntimeError saying what to install otherwise."""
+    info = installed_plugins().get(platform)
+    if info is None:
+        raise RuntimeError(f"no PJRT plugin for {platform!r} is installed; "
+                           f"{INSTALL_HINTS.get(platform, 'install its PJRT plugin')}")
+    name = info["pjrt_name"]
+    if platform == "cuda":
+        _preload_nvidia_libraries()
+    xc.load_pjrt_plugin_dynamically(name, info["library"])
+    if not xc.pjrt_plugin_initialized(name):
+        xc.initialize_pjrt_plugin(name)
+    options = xc.generate_pjrt_gpu_plugin_options() if platform in ("cuda", "rocm") else {}
+    return xc.make_c_api_client(name, options)
+
+
+def _preload_nvidia_libraries():
+    """Load the pip NVIDIA libraries the CUDA plugin links against (what its own
+    initialize() would do, without importing jax)."""
+    import ctypes
+    for pkg in ("cu13", "cuda_runtime", "cublas", "cudnn", "cufft", "cusolver", "cusparse",
+                "nccl", "cuda_nvrtc", "nvjitlink"):
+        spec = importlib.util.find_spec(f"nvidia.{pkg}") if importlib.util.find_spec("nvidia") else None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for so in sorted((pathlib.Path(list(spec.submodule_search_locations)[0]) / "lib").glob("lib*.so*")):
+            try:
+                ctypes.CDLL(str(so), mode=ctypes.RTLD_GLOBAL)
+            except OSError:
+                pass

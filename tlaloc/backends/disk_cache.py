@@ -1,0 +1,83 @@
+"""The persistent compile cache: serialized executables on disk.
+
+An entry's name is the SHA-256 of the program's StableHLO text together with everything the
+executable depends on besides it (jaxlib version, platform and its version, device kind,
+XLA_FLAGS, host CPU model; see `Runtime.cache_identity`). Each file holds a header, the
+SHA-256 of its payload, and the payload; an entry that is short, corrupt or that jaxlib
+refuses is ignored (and later overwritten), never trusted. Writes go to a temporary file
+that is renamed into place, so concurrent processes never see half an entry.
+
+Location: config.compile_cache_dir (env TLALOC_CACHE_DIR); unset means
+$XDG_CACHE_HOME/tlaloc or ~/.cache/tlaloc; the empty string disables the cache.
+Only load a cache directory you trust: an executable is machine code.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import tempfile
+
+from .._config import config
+
+_MAGIC = b"tlaloc-exe-1\n"
+
+
+def cache_dir():
+    setting = config.compile_cache_dir
+    if setting == "":
+        return None
+    if setting is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        setting = os.path.join(base, "tlaloc")
+    return pathlib.Path(setting)
+
+
+class DiskCache:
+    def __init__(self, identity: str):
+        self.identity = identity
+
+    def _path(self, text: str):
+        root = cache_dir()
+        if root is None:
+            return None
+        digest = hashlib.sha256((self.identity + "\0" + text).encode()).hexdigest()
+        return root / digest[:2] / f"{digest}.bin"
+
+    def load(self, text: str, runtime):
+        path = self._path(text)
+        if path is None:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        head = len(_MAGIC) + 32
+        if len(data) < head or not data.startswith(_MAGIC):
+            return None
+        payload = data[head:]
+        if hashlib.sha256(payload).digest() != data[len(_MAGIC):head]:
+            return None
+        try:
+            return runtime.deserialize(payload)
+        except Exception:  # an entry jaxlib refuses is as good as absent
+            return None
+
+    def store(self, text: str, runtime, executable) -> None:
+        path = self._path(text)
+        if path is None:
+            return
+        try:
+            payload = runtime.serialize(executable)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
+        except Exception:
+            # A cache that cannot be written (read-only home, full disk, an executable that
+            # cannot be serialized) only costs a recompile next time.
+            try:
+                os.unlink(tmp)
+            except Exception:
+                pass

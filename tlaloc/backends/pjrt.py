@@ -1,0 +1,132 @@
+"""PJRT devices: compile programs with XLA and run them, with tiered execution.
+
+Tiers (config.execution, env TLALOC_EXECUTION):
+  * "compiled": every program is compiled before it runs.
+  * "interpreted": every program runs through the NumPy interpreter on the host (CPU only).
+  * "auto" (default): a structure seen for the first time runs in the interpreter unless its
+    estimated interpreter time exceeds its estimated compile time, in which case it is
+    compiled at once. A structure seen again is compiled in a background thread; until the
+    executable is ready the interpreter keeps running it. Devices that are not the host
+    (GPUs) always compile.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import threading
+import time
+
+import numpy as np
+
+from .._config import config
+from ..lowering import lower_program
+from . import _jaxlib
+from .disk_cache import DiskCache
+from .interpreter import interpret, to_host
+
+# Cost model of the "auto" tier choice, from measurements on a 2-core CPU (docs/runtime.md):
+# XLA compiles a small program in ~40 ms plus ~1 ms per op; NumPy spends ~5 us per op call
+# plus ~1.5 ns per element written.
+_COMPILE_BASE_S = 0.04
+_COMPILE_PER_OP_S = 0.001
+_INTERP_PER_OP_S = 5e-6
+_INTERP_PER_ELEMENT_S = 1.5e-9
+
+_compile_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlaloc-compile")
+
+
+class _Entry:
+    __slots__ = ("program", "seen", "executable", "handlers", "future")
+
+    def __init__(self, program):
+        self.program = program
+        self.seen = 0
+        self.executable = None
+        self.handlers = None
+        self.future = None
+
+
+class PjrtBackend:
+    def __init__(self, runtime: _jaxlib.Runtime, stats, host: bool):
+        self.runtime = runtime
+        self.stats = stats
+        self.host = host            # buffers live in host memory: the interpreter tier applies
+        self.platform = runtime.platform
+        self._entries = {}
+        self._lock = threading.Lock()
+        self._disk = DiskCache(runtime.cache_identity())
+
+    # -------------------------------------------------------------- values
+
+    def to_numpy(self, value) -> np.ndarray:
+        return to_host(value)
+
+    def transfer_in(self, value, source_device):
+        return self.runtime.put(np.ascontiguousarray(to_host(value)))
+
+    def _as_buffer(self, leaf):
+        value = leaf.value
+        if not self.runtime.is_buffer(value):
+            value = leaf.value = self.runtime.put(value)  # keep it on the device for next time
+        return value
+
+    # -------------------------------------------------------------- running
+
+    def run(self, plan, leaves):
+        entry = self._entries.get(plan.key)
+        if entry is None:
+            entry = self._entries[plan.key] = _Entry(plan.program())
+        entry.seen += 1
+        if entry.executable is None and entry.future is not None and entry.future.done():
+            entry.future.result()  # re-raises a compile error
+        if entry.executable is not None:
+            self.stats.hits += 1
+            return self._execute(entry, leaves)
+        mode = config.execution if self.host else "compiled"
+        if mode == "interpreted":
+            return self._interpret(entry, leaves)
+        if mode == "compiled" or self._compile_now(entry.program):
+            self.stats.misses += 1
+            self._compile(entry)
+            return self._execute(entry, leaves)
+        if entry.seen >= 2 and entry.future is None:
+            self.stats.misses += 1
+            entry.future = _compile_pool.submit(self._compile, entry)
+        return self._interpret(entry, leaves)
+
+    def _interpret(self, entry, leaves):
+        self.stats.interpreted += 1
+        return interpret(entry.program, [to_host(l.value) for l in leaves])
+
+    def _execute(self, entry, leaves):
+        buffers = [self._as_buffer(l) for l in leaves]
+        return self.runtime.execute(entry.executable, entry.handlers, buffers)
+
+    @staticmethod
+    def _compile_now(program) -> bool:
+        elements = sum(math.prod(e.aval.shape) for e in program.eqns)
+        interp = len(program.eqns) * _INTERP_PER_OP_S + elements * _INTERP_PER_ELEMENT_S
+        return interp > _COMPILE_BASE_S + len(program.eqns) * _COMPILE_PER_OP_S
+
+    def _compile(self, entry):
+        with self._lock:
+            if entry.executable is not None:
+                return
+            start = time.perf_counter()
+            text = lower_program(entry.program)
+            executable = self._disk.load(text, self.runtime)
+            if executable is None:
+                executable = self.runtime.compile(text)
+                self._disk.store(text, self.runtime, executable)
+                self.stats.compiles += 1
+            else:
+                self.stats.disk_hits += 1
+            entry.handlers = self.runtime.handlers(
+                (a.shape, a.dtype.numpy) for a in entry.program.out_avals())
+            entry.executable = executable
+            self.stats.compile_seconds += time.perf_counter() - start
+
+    def wait_for_compiles(self):
+        for entry in list(self._entries.values()):
+            if entry.future is not None:
+                entry.future.result()

@@ -1,0 +1,95 @@
+"""Program -> StableHLO text.
+
+The emitter writes MLIR's generic operation form (`"stablehlo.add"(%a, %b) : (...) -> ...`)
+because one syntax then serves every op; primitives with regions write their region inline.
+Literals are written as bit patterns, so nan, inf, -0.0 and denormals survive exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._dtypes import DType
+
+
+def tensor_type(aval) -> str:
+    shape, dtype = aval
+    if shape:
+        return f"tensor<{'x'.join(map(str, shape))}x{dtype.mlir}>"
+    return f"tensor<{dtype.mlir}>"
+
+
+_UINT_OF_BITS = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _float_bits(value, np_dtype) -> str:
+    raw = np.asarray(value, dtype=np_dtype).reshape(()).view(_UINT_OF_BITS[np_dtype.itemsize * 8])
+    return f"0x{int(raw):0{np_dtype.itemsize * 2}X}"
+
+
+def scalar_literal(value, dtype: DType) -> str:
+    """The element of a `dense<...>` attribute holding `value` as `dtype`."""
+    if dtype.kind == "b":
+        return "true" if value else "false"
+    if dtype.kind in "iu":
+        return str(int(value))
+    if dtype.kind == "f":
+        return _float_bits(value, dtype.numpy)
+    part = np.dtype(np.float32 if dtype.bits == 64 else np.float64)
+    c = complex(value)
+    return f"({_float_bits(c.real, part)}, {_float_bits(c.imag, part)})"
+
+
+class EmitContext:
+    """What a primitive's `emit` rule sees: the avals involved and a way to write ops."""
+
+    def __init__(self):
+        self.lines = []
+        self._count = 0
+        self.in_avals = ()
+        self.out_aval = None
+
+    def fresh(self) -> str:
+        self._count += 1
+        return f"%t{self._count}"
+
+    def op(self, name, operands, in_avals, out_aval, attrs="", regions="") -> str:
+        """Write one generic-form op and return its result name."""
+        result = self.fresh()
+        ins = ", ".join(tensor_type(a) for a in in_avals)
+        attr = f" {{{attrs}}}" if attrs else ""
+        reg = f" ({regions})" if regions else ""
+        self.lines.append(f'{result} = "{name}"({", ".join(operands)}){reg}{attr} : '
+                          f"({ins}) -> {tensor_type(out_aval)}")
+        return result
+
+    def constant(self, value, aval) -> str:
+        """A splat constant of `aval` holding `value` (for values fixed by the program's
+        structure, such as the 0 of a sum; user scalars are inputs, not constants)."""
+        result = self.fresh()
+        t = tensor_type(aval)
+        self.lines.append(f'{result} = "stablehlo.constant"() '
+                          f'{{value = dense<{scalar_literal(value, aval[1])}> : {t}}} : () -> {t}')
+        return result
+
+    def simple(self, name, *operands, attrs="") -> str:
+        """The common case: an op on this equation's operands giving its result."""
+        return self.op(name, operands, self.in_avals, self.out_aval, attrs)
+
+
+def lower_program(program, name="main") -> str:
+    """The StableHLO module text of a Program."""
+    ctx = EmitContext()
+    n_in = len(program.in_avals)
+    names = [f"%arg{i}" for i in range(n_in)]
+    for eqn in program.eqns:
+        ctx.in_avals = tuple((program.in_avals[s] if s < n_in else program.eqns[s - n_in].aval)
+                             for s in eqn.inputs)
+        ctx.out_aval = eqn.aval
+        names.append(eqn.prim.emit(ctx, *[names[s] for s in eqn.inputs], **eqn.params))
+    out_avals = program.out_avals()
+    args = ", ".join(f"%arg{i}: {tensor_type(a)}" for i, a in enumerate(program.in_avals))
+    results = ", ".join(tensor_type(a) for a in out_avals)
+    body = "\n".join("    " + line for line in ctx.lines)
+    ret = ", ".join(names[s] for s in program.outputs)
+    return (f"module @tlaloc {{\n  func.func public @{name}({args}) -> ({results}) {{\n"
+            f"{body}\n    \"func.return\"({ret}) : ({results}) -> ()\n  }}\n}}\n")
