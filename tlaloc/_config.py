@@ -4,7 +4,7 @@
 |--------------------|--------------------------|------------------------------|
 | default_device     | TLALOC_DEVICE            | "cpu" (PJRT CPU)             |
 | execution          | TLALOC_EXECUTION         | "auto" (tiered, see docs)    |
-| max_pending        | TLALOC_MAX_PENDING       | 256 recorded ops             |
+| max_pending        | TLALOC_MAX_PENDING       | 256: depth of pending graphs |
 | compile_cache_dir  | TLALOC_CACHE_DIR         | user cache dir; "" disables  |
 """
 from __future__ import annotations

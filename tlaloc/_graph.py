@@ -39,7 +39,7 @@ class Node:
         self.aval = aval
         self.device = device
         self.value = value        # host ndarray or device buffer once computed
-        self.pending = 0 if value is not None else 1
+        self.pending = 0 if value is not None else 1  # depth of the pending graph behind it
         self.owner = None         # weakref to the Array that shows this node to the user
 
     def __repr__(self):
@@ -63,13 +63,14 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     if device is None:
         device = inputs[0].device
     node = Node(prim, inputs, params, aval, device)
-    pending = 1
+    depth = 0
     for n in inputs:
-        pending += n.pending
-    node.pending = pending
-    # Bound the pending graph so loops that never look at their values stay bounded. The
-    # count over-estimates shared subgraphs, which only makes evaluation come earlier.
-    if pending > config.max_pending:
+        if n.pending > depth:
+            depth = n.pending
+    node.pending = depth + 1
+    # Bound the depth of pending graphs, so a loop that never looks at its values evaluates
+    # every `max_pending` steps instead of growing its graph (and memory) without limit.
+    if depth >= config.max_pending:
         evaluate([node])
     return node
 

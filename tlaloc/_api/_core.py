@@ -108,16 +108,30 @@ def result_dtype(name, *args):
 
 def operands(name, *args, dtype=None):
     """Nodes of `args` (arrays or scalars) promoted to one dtype and broadcast to one shape.
-    Returns (nodes, dtype, shape)."""
+    Returns (nodes, dtype, shape). This runs on every recorded operation, so the common
+    case (arrays of one shape and device) takes the short path."""
+    array_nodes = [a._node for a in args if isinstance(a, Array)]
+    if not array_nodes:
+        raise TypeError(f"{name}: at least one argument must be a tlaloc array")
+    first = array_nodes[0]
+    shape, device = first.aval.shape, first.device
     if dtype is None:
-        dtype = result_dtype(name, *args)
-    arrays = [a for a in args if isinstance(a, Array)]
-    device = check_devices(name, *[a._node for a in arrays])
-    shape = broadcast_shapes(*[a.shape for a in arrays], name=name)
+        dtype = result_dtype(name, *args) if len(array_nodes) != len(args) or any(
+            n.aval.dtype is not first.aval.dtype for n in array_nodes) else first.aval.dtype
+    for n in array_nodes:
+        if n.device != device:
+            check_devices(name, *array_nodes)
+        if n.aval.shape != shape:
+            shape = broadcast_shapes(*[m.aval.shape for m in array_nodes], name=name)
+            break
     nodes = []
     for a in args:
         n = a._node if isinstance(a, Array) else scalar_node(a, dtype, device)
-        nodes.append(broadcast_to_shape(cast(n, dtype), shape))
+        if n.aval.dtype is not dtype:
+            n = bind(ew.convert, (n,), {"dtype": dtype})
+        if n.aval.shape != shape:
+            n = broadcast_to_shape(n, shape)
+        nodes.append(n)
     return nodes, dtype, shape
 
 

@@ -1,0 +1,45 @@
+"""A first look at tlaloc: ordinary Array API code, computed lazily.
+
+Run: python examples/quickstart.py
+"""
+import numpy as np
+
+import tlaloc as xp
+
+
+def standardize(x, xp):
+    """Code written against the standard: works on NumPy, tlaloc, or any other namespace."""
+    mean = xp.mean(x, axis=0)
+    std = xp.std(x, axis=0, correction=1)
+    return (x - mean) / std
+
+
+def main():
+    rng = np.random.default_rng(0)
+    data = rng.normal(loc=3.0, scale=2.0, size=(1000, 4)).astype(np.float32)
+
+    x = xp.asarray(data)                       # a tlaloc array (float32, on the CPU)
+    z = standardize(x, xp)                     # recorded: nothing has been computed yet
+    cov = z.T @ z / (z.shape[0] - 1)           # still recorded; shapes are known already
+    print("shape of cov:", cov.shape, "dtype:", cov.dtype)
+
+    print("program that will compute cov:")
+    print(xp.stablehlo(cov)[:400], "...\n")
+
+    print("correlation matrix:")
+    print(cov)                                 # printing evaluates: one fused program
+    expected = np.corrcoef(data, rowvar=False)
+    print("max difference from NumPy:", float(np.max(np.abs(np.asarray(cov) - expected))))
+
+    # A loop whose scalars change every step reuses one compiled program.
+    w = xp.zeros((4,), dtype=xp.float32)
+    for step in range(200):
+        lr = 0.5 / (1 + step)
+        w = w - lr * (w - xp.mean(z, axis=0) - 1.0)
+        if step % 50 == 49:
+            print(f"step {step + 1}: w = {w}")
+    print("cache:", xp.cache_info())
+
+
+if __name__ == "__main__":
+    main()
