@@ -46,3 +46,6 @@ newaxis = None
 def broadcast_shapes(*shapes):
     """The shape that `shapes` broadcast to (ValueError if they do not)."""
     return _broadcast_shapes(*[tuple(s) for s in shapes])
+
+from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
+                       jacrev, jvp, stop_gradient, value_and_grad, vjp)

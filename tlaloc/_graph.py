@@ -24,6 +24,16 @@ class Aval(NamedTuple):
     dtype: DType
 
 
+# Non-zero while derivatives are being recorded: computed nodes then keep their inputs, so
+# the backward pass can walk the graph (see tlaloc/autodiff).
+RETAIN_GRAPH = 0
+
+
+def retain_graph(delta: int) -> None:
+    global RETAIN_GRAPH
+    RETAIN_GRAPH += delta
+
+
 class ConcretizationError(RuntimeError):
     """A value was needed from an array that has none (it is being traced without values)."""
 
@@ -188,7 +198,6 @@ def evaluate(nodes) -> None:
         for s, value in zip(plan.outputs, values):
             node = plan.nodes[s - n_in]
             node.value = value
-            node.inputs = ()
-            node.params = None
-            node.prim = None
+            if not RETAIN_GRAPH:
+                node.inputs = ()  # frees the intermediates behind it
             node.pending = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
+from . import ad
 from .core import aval, declare, kinds_check
 
 _ALL = "buifc"
@@ -22,20 +23,23 @@ def _quiet(fn):
     return impl
 
 
-def _unary(name, hlo, impl, kinds, result=None):
-    """Declare a one-operand primitive; `result` maps the operand dtype to the result's."""
+def _unary(name, hlo, impl, kinds, result=None, rules=None):
+    """Declare a one-operand primitive; `result` maps the operand dtype to the result's;
+    `rules` are its derivative rules (see _prims/ad.py)."""
     check = kinds_check(name, kinds)
 
     def infer(x):
         check(x)
         return x if result is None else aval(x.shape, result(x.dtype))
 
-    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=_quiet(impl))
+    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=_quiet(impl),
+                   **(rules or ad.no_derivative()))
 
 
-def _binary(name, hlo, impl, kinds):
+def _binary(name, hlo, impl, kinds, rules=None):
     return declare(name, infer=kinds_check(name, kinds),
-                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=_quiet(impl))
+                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=_quiet(impl),
+                   **(rules or ad.no_derivative()))
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -103,15 +107,81 @@ def _shift(kind):
     return impl
 
 
-add = _binary("add", "stablehlo.add", np.add, _NUM)
-subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM)
-multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM)
-divide = _binary("divide", "stablehlo.divide", _divide, _NUM)
-remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif")
-power = _binary("power", "stablehlo.power", _power, _NUM)
-maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif")
-minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif")
-atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f")
+# ----------------------------------------------------------------------------- derivative helpers
+
+def _inv(x):
+    return ad.div(ad.const(x, 1), x)
+
+
+def _sumsq(x, y):
+    return ad.add(ad.square(x), ad.square(y))
+
+
+def _trunc(q):
+    return ad.select(ad.compare(q, ad.zeros(q), "LT"), ad.p(ceil, q), ad.p(floor, q))
+
+
+def _pick(a, b, direction):
+    """d max(a, b) / d a: 1 where a wins, 1/2 on ties (as in JAX), else 0."""
+    wins = ad.convert(ad.compare(a, b, direction), a.aval.dtype)
+    ties = ad.convert(ad.compare(a, b, "EQ"), a.aval.dtype)
+    return ad.add(wins, ad.mul(ties, ad.const(a, 0.5)))
+
+
+def _dpow_dx(x, y):
+    # y * x**(y-1), defined as 0 where y == 0 (so d/dx x**0 at x=0 is 0, not nan)
+    d = ad.mul(y, ad.p(power, x, ad.sub(y, ad.const(y, 1))))
+    return ad.select(ad.compare(y, ad.zeros(y), "EQ"), ad.zeros(d), d)
+
+
+def _dpow_dy(x, out):
+    # out * log(x), defined as 0 where x == 0
+    d = ad.mul(out, ad.p(log, x))
+    return ad.select(ad.compare(x, ad.zeros(x), "EQ"), ad.zeros(d), d)
+
+
+_ADD_RULES = {
+    "jvp": lambda tangents, x, y, *, out: ad.add_any(*tangents),
+    "vjp": lambda ct, x, y, *, out: (ct, ct),
+}
+_SUBTRACT_RULES = {
+    "jvp": lambda tangents, x, y, *, out: ad.add_any(tangents[0], None if tangents[1] is None else ad.neg(tangents[1])),
+    "vjp": lambda ct, x, y, *, out: (ct, ad.neg(ct)),
+}
+
+
+def _abs_jvp(tangents, x, *, out):
+    if not ad.is_complex(x):
+        return ad.mul(tangents[0], ad.p(sign, x))
+    # d|z| = Re(conj(z) dz) / |z|
+    return ad.div(ad.real(ad.mul(ad.conj(x), tangents[0])), out)
+
+
+def _abs_vjp(ct, x, *, out):
+    if not ad.is_complex(x):
+        return (ad.mul(ct, ad.p(sign, x)),)
+    return (ad.mul(ad.convert(ct, x.aval.dtype), ad.p(sign, x)),)  # sign(z) = z/|z|, 0 at 0
+
+
+_ABS_RULES = {"jvp": _abs_jvp, "vjp": _abs_vjp}
+
+
+add = _binary("add", "stablehlo.add", np.add, _NUM, rules=_ADD_RULES)
+subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, rules=_SUBTRACT_RULES)
+multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, rules=ad.elementwise_rules(
+    lambda x, y, out: y, lambda x, y, out: x))
+divide = _binary("divide", "stablehlo.divide", _divide, _NUM, rules=ad.elementwise_rules(
+    lambda x, y, out: ad.div(ad.const(y, 1), y), lambda x, y, out: ad.neg(ad.div(out, y))))
+remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", rules=ad.elementwise_rules(
+    lambda x, y, out: ad.const(x, 1), lambda x, y, out: ad.neg(_trunc(ad.div(x, y)))))
+power = _binary("power", "stablehlo.power", _power, _NUM, rules=ad.elementwise_rules(
+    lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
+maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.elementwise_rules(
+    lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
+minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif", rules=ad.elementwise_rules(
+    lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
+atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f", rules=ad.elementwise_rules(
+    lambda x, y, out: ad.div(y, _sumsq(x, y)), lambda x, y, out: ad.neg(ad.div(x, _sumsq(x, y)))))
 nextafter = _binary("nextafter", "chlo.next_after", np.nextafter, "f")
 
 bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu")
@@ -123,35 +193,59 @@ shift_right_arithmetic = _binary("shift_right_arithmetic", "stablehlo.shift_righ
 shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logical",
                               _shift("logical"), "iu")
 
-negate = _unary("negate", "stablehlo.negate", np.negative, _NUM)
+negate = _unary("negate", "stablehlo.negate", np.negative, _NUM, rules=ad.elementwise_rules(
+    lambda x, out: ad.const(x, -1)))
 bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu")
-abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of)
+abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of, rules=_ABS_RULES)
 sign = _unary("sign", "stablehlo.sign", _sign, "ifc")
-exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT)
-expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT)
-log = _unary("log", "stablehlo.log", np.log, _INEXACT)
-log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT)
-sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT)
-rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT)
-logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT)
-sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT)
-cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT)
-tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT)
-tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT)
-asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT)
-acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT)
-atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT)
-sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT)
-cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT)
-asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT)
-acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT)
-atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT)
+exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: out))
+expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT,
+               rules=ad.elementwise_rules(lambda x, out: ad.add(out, ad.const(out, 1))))
+log = _unary("log", "stablehlo.log", np.log, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: _inv(x)))
+log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: _inv(ad.add(x, ad.const(x, 1)))))
+sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.div(ad.const(out, 0.5), out)))
+rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT,
+              rules=ad.elementwise_rules(lambda x, out: ad.mul(ad.const(x, -0.5), ad.div(out, x))))
+logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT,
+                 rules=ad.elementwise_rules(lambda x, out: ad.mul(out, ad.sub(ad.const(out, 1), out))))
+sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(cos, x)))
+cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.neg(ad.p(sin, x))))
+tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.add(ad.const(out, 1), ad.square(out))))
+tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.sub(ad.const(out, 1), ad.square(out))))
+asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(rsqrt, ad.sub(ad.const(x, 1), ad.square(x)))))
+acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.neg(ad.p(rsqrt, ad.sub(ad.const(x, 1), ad.square(x))))))
+atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: _inv(ad.add(ad.const(x, 1), ad.square(x)))))
+sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(cosh, x)))
+cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(sinh, x)))
+asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(rsqrt, ad.add(ad.square(x), ad.const(x, 1)))))
+acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: ad.p(rsqrt, ad.mul(ad.sub(x, ad.const(x, 1)), ad.add(x, ad.const(x, 1))))))
+atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, rules=ad.elementwise_rules(
+    lambda x, out: _inv(ad.sub(ad.const(x, 1), ad.square(x)))))
 floor = _unary("floor", "stablehlo.floor", np.floor, "f")
 ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
 round_even = _unary("round_even", "stablehlo.round_nearest_even", np.rint, "f")
 is_finite = _unary("is_finite", "stablehlo.is_finite", np.isfinite, "f", result=lambda d: dt.bool)
-real = _unary("real", "stablehlo.real", np.real, "c", result=dt.real_of)
-imag = _unary("imag", "stablehlo.imag", np.imag, "c", result=dt.real_of)
+real = _unary("real", "stablehlo.real", np.real, "c", result=dt.real_of, rules={
+    "jvp": lambda tangents, x, *, out: ad.p(real, tangents[0]),
+    "vjp": lambda ct, x, *, out: (ad.p(complex, ct, ad.zeros(ct)),)})
+imag = _unary("imag", "stablehlo.imag", np.imag, "c", result=dt.real_of, rules={
+    "jvp": lambda tangents, x, *, out: ad.p(imag, tangents[0]),
+    "vjp": lambda ct, x, *, out: (ad.p(complex, ad.zeros(ct), ct),)})
 
 
 def _complex_infer(re, im):
@@ -163,7 +257,8 @@ def _complex_infer(re, im):
 
 complex = declare("complex", infer=_complex_infer,
                   emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
-                  impl=lambda re, im: re + 1j * im.astype(np.result_type(im, np.complex64)))
+                  impl=lambda re, im: re + 1j * im.astype(np.result_type(im, np.complex64)),
+                  **ad.linear_rules(lambda ct, re, im, *, out: (ad.p(real, ct), ad.p(imag, ct))))
 
 
 # ----------------------------------------------------------------------------- compare / select
@@ -191,7 +286,8 @@ def _compare_emit(ctx, x, y, *, direction):
 
 
 compare = declare("compare", infer=_compare_infer, emit=_compare_emit,
-                  impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y))
+                  impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y),
+                  **ad.no_derivative())
 
 
 def _select_infer(pred, on_true, on_false):
@@ -201,9 +297,21 @@ def _select_infer(pred, on_true, on_false):
     return on_true
 
 
+def _select_jvp(tangents, pred, a, b, *, out):
+    _, ta, tb = tangents
+    if ta is None and tb is None:
+        return None
+    return ad.select(pred, ad.zeros(a) if ta is None else ta, ad.zeros(b) if tb is None else tb)
+
+
+def _select_vjp(ct, pred, a, b, *, out):
+    zero = ad.zeros(ct)
+    return (None, ad.select(pred, ct, zero), ad.select(pred, zero, ct))
+
+
 select = declare("select", infer=_select_infer,
                  emit=lambda ctx, p, a, b: ctx.simple("stablehlo.select", p, a, b),
-                 impl=lambda p, a, b: np.where(p, a, b))
+                 impl=lambda p, a, b: np.where(p, a, b), jvp=_select_jvp, vjp=_select_vjp)
 
 
 # ----------------------------------------------------------------------------- convert
@@ -229,9 +337,21 @@ def _convert_impl(x, *, dtype):
     return x.astype(target)
 
 
+def _convert_jvp(tangents, x, *, out, dtype):
+    if not (ad.differentiable(x) and ad.differentiable(out)):
+        return None
+    return ad.as_dtype_of(tangents[0], out)
+
+
+def _convert_vjp(ct, x, *, out, dtype):
+    if not (ad.differentiable(x) and ad.differentiable(out)):
+        return (None,)
+    return (ad.as_dtype_of(ct, x),)
+
+
 convert = declare("convert", infer=_convert_infer,
                   emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.convert", x),
-                  impl=_quiet(_convert_impl))
+                  impl=_quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp)
 
 
 def _bitcast_infer(x, *, dtype):
@@ -243,4 +363,4 @@ def _bitcast_infer(x, *, dtype):
 bitcast_convert = declare(
     "bitcast_convert", infer=_bitcast_infer,
     emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
-    impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy))
+    impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy), **ad.no_derivative())

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
+from . import ad
 from .core import aval, declare
 from ..lowering.stablehlo import tensor_type
 
@@ -57,7 +58,51 @@ def _reduction(kind, numpy_fn, kinds):
         with np.errstate(all="ignore"):
             return numpy_fn(x, axis=axes)
 
-    return declare(name, infer=infer, emit=emit, impl=impl)
+    return declare(name, infer=infer, emit=emit, impl=impl, **_REDUCE_RULES[kind])
+
+
+def _expand(node, x, axes):
+    """Broadcast a reduced node back to the operand's shape."""
+    kept = tuple(i for i in range(len(x.aval.shape)) if i not in axes)
+    return ad.broadcast(node, x.aval.shape, kept)
+
+
+def _sum_vjp(ct, x, *, out, axes):
+    return (_expand(ct, x, axes),)
+
+
+def _prod_partial(x, out, axes):
+    # d prod / d x_i = prod / x_i: exact except where x_i == 0 (see docs/derivatives.md)
+    return ad.div(_expand(out, x, axes), x)
+
+
+def _extremum_weights(x, out, axes):
+    """1/k on each of the k elements equal to the extremum, 0 elsewhere (as in JAX)."""
+    hit = ad.convert(ad.compare(x, _expand(out, x, axes), "EQ"), x.aval.dtype)
+    count = ad.p(reduce_sum, hit, axes=axes)
+    return ad.div(hit, _expand(count, x, axes))
+
+
+def _weighted_rules(weights):
+    def jvp(tangents, x, *, out, axes):
+        if tangents[0] is None or not ad.differentiable(x):
+            return None
+        return ad.p(reduce_sum, ad.mul(tangents[0], weights(x, out, axes)), axes=axes)
+
+    def vjp(ct, x, *, out, axes):
+        if not ad.differentiable(x):
+            return (None,)
+        return (ad.mul(_expand(ct, x, axes), ad.conj(weights(x, out, axes))),)
+
+    return {"jvp": jvp, "vjp": vjp}
+
+
+_REDUCE_RULES = {
+    "sum": ad.linear_rules(_sum_vjp),
+    "prod": _weighted_rules(_prod_partial),
+    "max": _weighted_rules(_extremum_weights),
+    "min": _weighted_rules(_extremum_weights),
+}
 
 
 reduce_sum = _reduction("sum", lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), "uifc")
@@ -108,4 +153,46 @@ def _dot_impl(lhs, rhs, *, contract, batch):
     return out.reshape(bshape + [lhs.shape[i] for i in lf] + [rhs.shape[i] for i in rf])
 
 
-dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl)
+def _dot_jvp(tangents, lhs, rhs, *, out, contract, batch):
+    ta, tb = tangents
+    total = None
+    if ta is not None:
+        total = ad.p(dot_general, ta, rhs, contract=contract, batch=batch)
+    if tb is not None:
+        total = ad.add_any(total, ad.p(dot_general, lhs, tb, contract=contract, batch=batch))
+    return total
+
+
+def _dot_ct_operand(ct, other, nb, n_free_self, ct_other_free, own, other_dims):
+    """Cotangent of one dot_general operand: contract ct with the other operand over the
+    other's free dims, then permute into this operand's dimension order.
+
+    own = (batch, contract, free) dims of this operand; other_dims = (batch, contract, free)
+    of the other operand, with contract pairs aligned to own's contract dims."""
+    own_b, own_c, own_f = own
+    oth_b, oth_c, oth_f = other_dims
+    g = ad.p(dot_general, ct, ad.conj(other), contract=(tuple(ct_other_free), tuple(oth_f)),
+             batch=(tuple(range(nb)), tuple(oth_b)))
+    # g dims: batch, this operand's free dims, then the other's contract dims in sorted order
+    rest = sorted(oth_c)
+    own_for_rest = [own_c[oth_c.index(r)] for r in rest]
+    placed = list(own_b) + list(own_f) + own_for_rest
+    perm = [placed.index(d) for d in range(len(placed))]
+    return ad.transpose(g, perm) if perm != list(range(len(perm))) else g
+
+
+def _dot_vjp(ct, lhs, rhs, *, out, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    lf, rf = _dot_free(lhs.aval.shape, lc, lb), _dot_free(rhs.aval.shape, rc, rb)
+    nb = len(lb)
+    ct_lhs_free = list(range(nb, nb + len(lf)))
+    ct_rhs_free = list(range(nb + len(lf), nb + len(lf) + len(rf)))
+    ct_l = _dot_ct_operand(ct, rhs, nb, len(lf), ct_rhs_free, (list(lb), list(lc), lf),
+                           (list(rb), list(rc), rf))
+    ct_r = _dot_ct_operand(ct, lhs, nb, len(rf), ct_lhs_free, (list(rb), list(rc), rf),
+                           (list(lb), list(lc), lf))
+    return (ct_l, ct_r)
+
+
+dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,
+                      jvp=_dot_jvp, vjp=_dot_vjp)

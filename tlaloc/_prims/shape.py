@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from . import ad
 from .core import aval, declare
 
 
@@ -27,8 +28,16 @@ def _broadcast_impl(x, *, shape, dims):
     return np.broadcast_to(x.reshape(expanded), shape)
 
 
+def _broadcast_transpose(ct, x, *, out, shape, dims):
+    # sum over the new axes and over the axes that were stretched from size 1
+    summed = tuple(d for d in range(len(shape)) if d not in dims) + tuple(
+        d for i, d in enumerate(dims) if x.shape[i] == 1 and shape[d] != 1)
+    return (ad.reshape(ad.sum_axes(ct, tuple(sorted(summed))), x.aval.shape),)
+
+
 broadcast_in_dim = declare(
     "broadcast_in_dim", infer=_broadcast_infer, impl=_broadcast_impl,
+    **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
         "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
 
@@ -41,7 +50,8 @@ def _reshape_infer(x, *, shape):
 
 reshape = declare("reshape", infer=_reshape_infer,
                   emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
-                  impl=lambda x, *, shape: np.reshape(x, shape))
+                  impl=lambda x, *, shape: np.reshape(x, shape),
+                  **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
 
 
 transpose = declare(
@@ -49,7 +59,8 @@ transpose = declare(
     infer=lambda x, *, perm: aval(tuple(x.shape[p] for p in perm), x.dtype),
     emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
                                             attrs=f"permutation = {_i64s(perm)}"),
-    impl=lambda x, *, perm: np.transpose(x, perm))
+    impl=lambda x, *, perm: np.transpose(x, perm),
+    **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
 
 
 def _slice_infer(x, *, start, limit, strides):
@@ -57,8 +68,23 @@ def _slice_infer(x, *, start, limit, strides):
     return aval(shape, x.dtype)
 
 
+def _slice_transpose(ct, x, *, out, start, limit, strides):
+    low, high, interior = [], [], []
+    for n, lo, st, m in zip(x.aval.shape, start, strides, out.aval.shape):
+        spread = m + max(m - 1, 0) * (st - 1)
+        low.append(lo)
+        high.append(n - lo - spread)
+        interior.append(st - 1 if m > 1 else 0)
+    return (ad.p(pad, ct, _scalar_zero(ct), low=tuple(low), high=tuple(high), interior=tuple(interior)),)
+
+
+def _scalar_zero(like):
+    from .._graph import bind
+    return bind(constant, (), {"shape": (), "dtype": like.aval.dtype, "value": 0}, like.device)
+
+
 slice = declare(
-    "slice", infer=_slice_infer,
+    "slice", infer=_slice_infer, **ad.linear_rules(_slice_transpose),
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
@@ -69,7 +95,8 @@ slice = declare(
 reverse = declare(
     "reverse", infer=lambda x, *, dims: x,
     emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
-    impl=lambda x, *, dims: np.flip(x, dims) if dims else x)
+    impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
+    **ad.linear_rules(lambda ct, x, *, out, dims: (ad.p(reverse, ct, dims=dims),)))
 
 
 def _concat_infer(*xs, axis):
@@ -83,8 +110,20 @@ def _concat_infer(*xs, axis):
     return aval(shape, first.dtype)
 
 
+def _concat_transpose(ct, *xs, out, axis):
+    cts, offset = [], 0
+    shape = ct.aval.shape
+    for x in xs:
+        n = x.aval.shape[axis]
+        start = tuple(offset if d == axis else 0 for d in range(len(shape)))
+        limit = tuple(offset + n if d == axis else shape[d] for d in range(len(shape)))
+        cts.append(ad.p(slice, ct, start=start, limit=limit, strides=(1,) * len(shape)))
+        offset += n
+    return tuple(cts)
+
+
 concatenate = declare(
-    "concatenate", infer=_concat_infer,
+    "concatenate", infer=_concat_infer, **ad.linear_rules(_concat_transpose),
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis))
 
@@ -136,8 +175,21 @@ def _pad_impl(x, padding_value, *, low, high, interior):
     return out
 
 
+def _pad_transpose(ct, x, padding_value, *, out, low, high, interior):
+    # undo negative padding (cropping) with zeros, then take every (interior+1)-th element
+    grown = ad.p(pad, ct, _scalar_zero(ct), low=tuple(max(-l, 0) for l in low),
+                 high=tuple(max(-h, 0) for h in high), interior=(0,) * len(low))
+    start = tuple(max(l, 0) for l in low)
+    strides = tuple(i + 1 for i in interior)
+    limit = tuple(s + (n - 1) * st + 1 if n else s for s, n, st in zip(start, x.aval.shape, strides))
+    ct_x = ad.p(slice, grown, start=start, limit=limit, strides=strides)
+    all_axes = tuple(range(len(low)))
+    ct_v = ad.sub(ad.sum_axes(ct, all_axes), ad.sum_axes(ct_x, all_axes))
+    return (ct_x, ct_v)
+
+
 pad = declare(
-    "pad", infer=_pad_infer, impl=_pad_impl,
+    "pad", infer=_pad_infer, impl=_pad_impl, **ad.linear_rules(_pad_transpose),
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
         f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))

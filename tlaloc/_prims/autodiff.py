@@ -1,0 +1,50 @@
+"""Primitives that exist for differentiation. None of them computes anything: each returns
+its first operand. They mark a point in the graph for the autodiff engine."""
+from __future__ import annotations
+
+from .core import declare
+from . import ad
+
+
+def _first(x, *rest, **params):
+    return x
+
+
+def _emit_first(ctx, x, *rest, **params):
+    return x
+
+
+# The variable a derivative is taken with respect to: identity, and linear.
+variable = declare(
+    "variable", infer=_first, emit=_emit_first, impl=_first,
+    jvp=lambda tangents, x, *, out: tangents[0],
+    vjp=lambda ct, x, *, out: (ct,))
+
+# Blocks derivatives: zero tangent, zero cotangent.
+stop_gradient = declare(
+    "stop_gradient", infer=_first, emit=_emit_first, impl=_first, **ad.no_derivative())
+
+# Keeps XLA from merging a recomputation (checkpoint) with the forward pass.
+optimization_barrier = declare(
+    "optimization_barrier", infer=_first, impl=_first,
+    emit=lambda ctx, x: ctx.simple("stablehlo.optimization_barrier", x),
+    jvp=lambda tangents, x, *, out: tangents[0],
+    vjp=lambda ct, x, *, out: (ct,))
+
+
+def _custom_rules():
+    def jvp(tangents, value, *args, out, rule):
+        return rule._jvp_rule(out, tangents[1:], args)
+
+    def vjp(ct, value, *args, out, rule):
+        return (None,) + tuple(rule._vjp_rule(out, ct, args))
+
+    return {"jvp": jvp, "vjp": vjp}
+
+
+# The result of a function with user-defined derivatives (custom_vjp, custom_jvp,
+# checkpoint). Operand 0 is the value the function computed; the rest are its array
+# arguments, so the derivative flows to them through the rule (param `rule`), never through
+# the function's own recorded operations.
+custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
+                      **_custom_rules())

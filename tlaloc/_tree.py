@@ -1,0 +1,94 @@
+"""Nested tuples, lists and dicts of leaves ("trees"): flatten and rebuild them.
+
+Used for the arguments and results of grad, vjp, jvp and jit. Dict keys are visited in
+sorted order, so equal structures flatten identically.
+"""
+from __future__ import annotations
+
+
+class Structure:
+    """The shape of a tree without its leaves; hashable, so usable in cache keys."""
+
+    __slots__ = ("kind", "meta", "children", "_hash")
+
+    def __init__(self, kind, meta, children):
+        self.kind = kind          # "leaf", "tuple", "list", "dict", "none"
+        self.meta = meta          # dict keys (sorted tuple) or None
+        self.children = children  # tuple of Structure
+        self._hash = hash((kind, meta, children))
+
+    def __eq__(self, other):
+        return isinstance(other, Structure) and (self.kind, self.meta, self.children) == (
+            other.kind, other.meta, other.children)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        inner = ", ".join(map(repr, self.children))
+        if self.kind == "dict":
+            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.meta, self.children))
+            return "{" + inner + "}"
+        return f"({inner})" if self.kind == "tuple" else f"[{inner}]"
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(c.num_leaves for c in self.children)
+
+
+LEAF = Structure("leaf", None, ())
+NONE = Structure("none", None, ())
+
+
+def flatten(tree, is_leaf=None):
+    """(leaves, structure). Everything that is not a tuple, list, dict or None is a leaf."""
+    leaves = []
+
+    def walk(t):
+        if is_leaf is not None and is_leaf(t):
+            leaves.append(t)
+            return LEAF
+        if t is None:
+            return NONE
+        if isinstance(t, tuple) and not hasattr(t, "_fields"):
+            return Structure("tuple", None, tuple(walk(c) for c in t))
+        if isinstance(t, list):
+            return Structure("list", None, tuple(walk(c) for c in t))
+        if isinstance(t, dict):
+            keys = tuple(sorted(t))
+            return Structure("dict", keys, tuple(walk(t[k]) for k in keys))
+        leaves.append(t)
+        return LEAF
+
+    structure = walk(tree)
+    return leaves, structure
+
+
+def unflatten(structure: Structure, leaves):
+    it = iter(leaves)
+
+    def build(s):
+        if s.kind == "leaf":
+            return next(it)
+        if s.kind == "none":
+            return None
+        children = [build(c) for c in s.children]
+        if s.kind == "tuple":
+            return tuple(children)
+        if s.kind == "list":
+            return children
+        return dict(zip(s.meta, children))
+
+    return build(structure)
+
+
+def tree_map(fn, tree, *rest):
+    leaves, structure = flatten(tree)
+    others = [flatten(r)[0] for r in rest]
+    return unflatten(structure, [fn(x, *ys) for x, *ys in zip(leaves, *others)])

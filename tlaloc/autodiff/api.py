@@ -1,0 +1,442 @@
+"""grad, value_and_grad, vjp, jvp, jacobian, hessian, stop_gradient, custom rules, checkpoint."""
+from __future__ import annotations
+
+import functools
+import weakref
+
+from .._array import Array
+from .._graph import bind
+from .._prims import ad
+from .._prims import autodiff as adp
+from .. import _tree
+from .engine import Tape, is_tracing, tracing, variable
+
+
+# ----------------------------------------------------------------------------- arguments
+
+def _as_array(x, what):
+    if isinstance(x, Array):
+        return x
+    from .._api.creation import asarray
+    try:
+        return asarray(x)
+    except TypeError:
+        raise TypeError(f"{what}: expected arrays (or nested tuples, lists, dicts of arrays), "
+                        f"got {type(x).__name__}") from None
+
+
+def _check_differentiable(arrays, what):
+    for a in arrays:
+        if a.dtype.kind not in "fc":
+            raise TypeError(f"{what}: can only differentiate with respect to floating-point "
+                            f"arrays, got {a.dtype}; convert with astype or mark it with "
+                            "argnums")
+
+
+def _make_variables(tree, what):
+    """Replace every array leaf of `tree` with a fresh variable; returns (new tree, nodes)."""
+    leaves, structure = _tree.flatten(tree)
+    arrays = [_as_array(x, what) for x in leaves]
+    _check_differentiable(arrays, what)
+    nodes = [variable(a._node) for a in arrays]
+    return _tree.unflatten(structure, [Array._from_node(n) for n in nodes]), nodes, structure
+
+
+def _zeros_for(node):
+    return ad.zeros(node)
+
+
+def _nodes_of_output(out, what):
+    leaves, structure = _tree.flatten(out)
+    for x in leaves:
+        if not isinstance(x, Array):
+            raise TypeError(f"{what}: the function must return arrays (or trees of arrays), "
+                            f"got {type(x).__name__}")
+    return [x._node for x in leaves], structure
+
+
+# ----------------------------------------------------------------------------- vjp / jvp
+
+def vjp(f, *primals, has_aux=False):
+    """(f(*primals), vjp_fn[, aux]): vjp_fn(cotangent) gives one cotangent per primal.
+
+    Cotangents have the structure of f's result; results have the structure of `primals`."""
+    with tracing():
+        args, var_nodes, structures = [], [], []
+        for p in primals:
+            tree, nodes, structure = _make_variables(p, "vjp")
+            args.append(tree)
+            var_nodes.append(nodes)
+            structures.append(structure)
+        result = f(*args)
+        out, aux = _split_aux(result, has_aux, "vjp")
+        out_nodes, out_structure = _nodes_of_output(out, "vjp")
+        flat_vars = [n for nodes in var_nodes for n in nodes]
+        tape = Tape(out_nodes, flat_vars)
+
+    def vjp_fn(cotangent):
+        ct_leaves, ct_structure = _tree.flatten(cotangent)
+        if ct_structure != out_structure:
+            raise ValueError(f"vjp: cotangent structure {ct_structure} does not match the "
+                             f"output's {out_structure}")
+        seeds = {}
+        for node, ct in zip(out_nodes, ct_leaves):
+            ct = _as_array(ct, "vjp")
+            if ct.shape != node.aval.shape:
+                raise ValueError(f"vjp: cotangent of shape {ct.shape} for an output of shape "
+                                 f"{node.aval.shape}")
+            c = ad.convert(ct._node, node.aval.dtype) if ct.dtype.kind != "c" or node.aval.dtype.kind == "c" else ct._node
+            seeds[node] = ad.add_any(seeds.get(node), c)
+        cts = tape.backward(seeds)
+        results = []
+        for nodes, structure in zip(var_nodes, structures):
+            leaves = [Array._from_node(cts[n] if cts[n] is not None else _zeros_for(n)) for n in nodes]
+            results.append(_tree.unflatten(structure, leaves))
+        return tuple(results)
+
+    outputs = _tree.unflatten(out_structure, [Array._from_node(n) for n in out_nodes])
+    return (outputs, vjp_fn, aux) if has_aux else (outputs, vjp_fn)
+
+
+def jvp(f, primals, tangents, *, has_aux=False):
+    """(f(*primals), directional derivative along `tangents`[, aux])."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (one entry per argument)")
+    if len(primals) != len(tangents):
+        raise ValueError("jvp: primals and tangents differ in length")
+    with tracing():
+        args, seeds = [], {}
+        for p, t in zip(primals, tangents):
+            tree, nodes, structure = _make_variables(p, "jvp")
+            t_leaves, t_structure = _tree.flatten(t)
+            if t_structure != structure:
+                raise ValueError(f"jvp: tangent structure {t_structure} differs from the primal's {structure}")
+            for n, tl in zip(nodes, t_leaves):
+                tl = _as_array(tl, "jvp")
+                if tl.shape != n.aval.shape:
+                    raise ValueError(f"jvp: tangent of shape {tl.shape} for a primal of shape {n.aval.shape}")
+                seeds[n] = ad.convert(tl._node, n.aval.dtype)
+            args.append(tree)
+        result = f(*args)
+        out, aux = _split_aux(result, has_aux, "jvp")
+        out_nodes, out_structure = _nodes_of_output(out, "jvp")
+        tans = Tape(out_nodes, list(seeds)).forward(seeds)
+    outputs = _tree.unflatten(out_structure, [Array._from_node(n) for n in out_nodes])
+    tangent_out = _tree.unflatten(out_structure, [
+        Array._from_node(tans.get(n) if tans.get(n) is not None else _zeros_for(n)) for n in out_nodes])
+    return (outputs, tangent_out, aux) if has_aux else (outputs, tangent_out)
+
+
+def _split_aux(result, has_aux, what):
+    if not has_aux:
+        return result, None
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise TypeError(f"{what}(has_aux=True): the function must return (output, aux)")
+    return result[0], result[1]
+
+
+# ----------------------------------------------------------------------------- grad
+
+def _argnums_tuple(argnums, nargs, what):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -nargs <= i < nargs:
+            raise ValueError(f"{what}: argnums {argnums!r} out of range for {nargs} argument(s)")
+    return tuple(i % nargs for i in nums)
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """A function returning (f(*args), gradient of f at args w.r.t. args[argnums])."""
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad")
+
+        def partial(*diff_args):
+            full = list(args)
+            for i, a in zip(nums, diff_args):
+                full[i] = a
+            return f(*full, **kwargs)
+
+        res = vjp(partial, *[args[i] for i in nums], has_aux=has_aux)
+        out, fn = res[0], res[1]
+        if not isinstance(out, Array) or out.ndim != 0:
+            shape = getattr(out, "shape", type(out).__name__)
+            raise TypeError(f"grad: the function must return a scalar (0-d) array, got {shape}; "
+                            "use vjp or jacobian for other outputs")
+        if out.dtype.kind not in "f":
+            raise TypeError(f"grad: the function must return a real floating-point scalar, got {out.dtype}")
+        from .._api.creation import ones_like
+        grads = fn(ones_like(out))
+        g = grads[0] if isinstance(argnums, int) else grads
+        value = (out, res[2]) if has_aux else out
+        return value, g
+
+    return wrapped
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of a scalar function: grad(f)(*args) has the structure of args[argnums]."""
+    vg = value_and_grad(f, argnums=argnums, has_aux=has_aux)
+
+    @functools.wraps(f)
+    def wrapped(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return wrapped
+
+
+# ----------------------------------------------------------------------------- jacobians
+
+def _flat(x):
+    from .._api.manipulation import reshape
+    return reshape(x, (-1,))
+
+
+def jacobian(f, argnums=0, *, mode="reverse"):
+    """The Jacobian of an array-valued f of one array argument (argnums an int): shape
+    out.shape + arg.shape. mode "reverse" builds it row by row with vjp, "forward" column by
+    column with jvp."""
+    if mode not in ("reverse", "forward"):
+        raise ValueError(f"jacobian: mode must be 'reverse' or 'forward', got {mode!r}")
+    if not isinstance(argnums, int):
+        raise TypeError("jacobian: argnums must be an int")
+    from .._api.creation import zeros
+    from .._api.manipulation import reshape, stack
+
+    @functools.wraps(f)
+    def wrapped(*args):
+        i = _argnums_tuple(argnums, len(args), "jacobian")[0]
+        x = _as_array(args[i], "jacobian")
+
+        def partial(xi):
+            full = list(args)
+            full[i] = xi
+            return f(*full)
+
+        if mode == "reverse":
+            out, fn = vjp(partial, x)
+            n = out.size
+            rows = []
+            for k in range(n):
+                basis = reshape(_unit(n, k, out.dtype, out.device), out.shape)
+                rows.append(_flat(fn(basis)[0]))
+            jac = stack(rows, axis=0) if rows else zeros((0, x.size), dtype=x.dtype, device=x.device)
+            return reshape(jac, out.shape + x.shape)
+        cols = []
+        out = None
+        for k in range(x.size):
+            basis = reshape(_unit(x.size, k, x.dtype, x.device), x.shape)
+            out, t = jvp(partial, (x,), (basis,))
+            cols.append(_flat(t))
+        if out is None:
+            out = partial(x)
+            return zeros(out.shape + x.shape, dtype=out.dtype, device=out.device)
+        return reshape(stack(cols, axis=-1), out.shape + x.shape)
+
+    return wrapped
+
+
+def _unit(n, k, dtype, device):
+    from .._api.creation import eye
+    return eye(1, n, k=k, dtype=dtype, device=device)[0]
+
+
+def jacrev(f, argnums=0):
+    return jacobian(f, argnums, mode="reverse")
+
+
+def jacfwd(f, argnums=0):
+    return jacobian(f, argnums, mode="forward")
+
+
+def hessian(f, argnums=0):
+    """Second derivatives of a scalar f: forward over reverse."""
+    return jacfwd(jacrev(f, argnums), argnums)
+
+
+# ----------------------------------------------------------------------------- stop_gradient
+
+def stop_gradient(x):
+    """x, with derivatives blocked: it is a constant to grad, vjp and jvp."""
+    if not isinstance(x, Array):
+        return _tree.tree_map(stop_gradient, x)
+    return Array._from_node(bind(adp.stop_gradient, (x._node,), {}))
+
+
+# ----------------------------------------------------------------------------- custom rules
+
+_CALLS = weakref.WeakKeyDictionary()   # custom_derivative_call node -> its arguments
+
+
+def _custom_output(rule, value: Array, args):
+    arrays = tuple(a for a in args if isinstance(a, Array))
+    node = bind(adp.custom_call, (value._node,) + tuple(a._node for a in arrays), {"rule": rule})
+    _CALLS[node] = args
+    return Array._from_node(node)
+
+
+class custom_vjp:
+    """A function with a user-supplied reverse-mode rule.
+
+        @tlaloc.custom_vjp
+        def f(x): ...
+        def f_fwd(x): return f(x), residuals
+        def f_bwd(residuals, ct): return (ct_x,)   # one entry per argument
+        f.defvjp(f_fwd, f_bwd)
+
+    The function must return one array. Forward mode is not available (use custom_jvp)."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp {self.fun.__name__}: call defvjp(fwd, bwd) first")
+        if not is_tracing():
+            return self.fun(*args)
+        value, residuals = self.fwd(*args)
+        if not isinstance(value, Array):
+            raise TypeError("custom_vjp: the function must return a single array")
+        out = _custom_output(self, value, args)
+        _CALLS[out._node] = (args, residuals)
+        return out
+
+    def _vjp_rule(self, out, ct, arg_nodes):
+        args, residuals = _CALLS[out]
+        cts = self.bwd(residuals, Array._from_node(ct))
+        if not isinstance(cts, (tuple, list)) or len(cts) != len(args):
+            raise TypeError(f"custom_vjp {self.fun.__name__}: bwd must return a tuple with one "
+                            f"cotangent per argument ({len(args)})")
+        result = []
+        for a, c in zip(args, cts):
+            if isinstance(a, Array):
+                result.append(None if c is None else ad.as_dtype_of(_as_array(c, "custom_vjp")._node, a._node))
+        return result
+
+    def _jvp_rule(self, out, tangents, arg_nodes):
+        raise TypeError(f"custom_vjp {self.fun.__name__} has no forward-mode rule; "
+                        "define it with custom_jvp to use jvp, jacfwd or hessian")
+
+
+class custom_jvp:
+    """A function with a user-supplied forward-mode rule.
+
+        @tlaloc.custom_jvp
+        def f(x): ...
+        @f.defjvp
+        def f_jvp(primals, tangents): return f(*primals), tangent_out
+
+    Reverse mode transposes the rule: the tangent output is recorded as a function of the
+    tangents and differentiated backwards, which is exact because it is linear in them."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.rule = None
+
+    def defjvp(self, rule):
+        self.rule = rule
+        return rule
+
+    def __call__(self, *args):
+        if self.rule is None:
+            raise TypeError(f"custom_jvp {self.fun.__name__}: define the rule with defjvp first")
+        value = self.fun(*args)
+        if not is_tracing():
+            return value
+        if not isinstance(value, Array):
+            raise TypeError("custom_jvp: the function must return a single array")
+        return _custom_output(self, value, args)
+
+    def _tangent_out(self, args, tangent_nodes):
+        tangents, k = [], 0
+        for a in args:
+            if isinstance(a, Array):
+                t = tangent_nodes[k]
+                k += 1
+                tangents.append(Array._from_node(t if t is not None else ad.zeros(a._node)))
+            else:
+                tangents.append(None)
+        _, t_out = self.rule(tuple(args), tuple(tangents))
+        return _as_array(t_out, "custom_jvp")._node
+
+    def _jvp_rule(self, out, tangents, arg_nodes):
+        args = _CALLS[out]
+        return ad.as_dtype_of(self._tangent_out(args, list(tangents)), out)
+
+    def _vjp_rule(self, out, ct, arg_nodes):
+        args = _CALLS[out]
+        with tracing():
+            seeds = [variable(ad.zeros(n)) for n in arg_nodes]
+            t_out = self._tangent_out(args, seeds)
+            tape = Tape([t_out], seeds)
+        cts = tape.backward({t_out: ad.as_dtype_of(ct, t_out)})
+        return [cts[s] for s in seeds]
+
+
+class _Checkpointed:
+    """The rule object of checkpoint(f): its backward pass recomputes f."""
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def _vjp_rule(self, out, ct, arg_nodes):
+        args = _CALLS[out]
+        fresh, k = [], 0
+        for a in args:
+            if isinstance(a, Array):
+                fresh.append(Array._from_node(bind(adp.optimization_barrier, (arg_nodes[k],), {})))
+                k += 1
+            else:
+                fresh.append(a)
+        positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
+
+        def partial(*arrays):
+            full = list(fresh)
+            for i, a in zip(positions, arrays):
+                full[i] = a
+            return self.fun(*full)
+
+        _, fn = vjp(partial, *[fresh[i] for i in positions])
+        return [c._node for c in fn(Array._from_node(ct))]
+
+    def _jvp_rule(self, out, tangents, arg_nodes):
+        args = _CALLS[out]
+        positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
+
+        def partial(*arrays):
+            full = list(args)
+            for i, a in zip(positions, arrays):
+                full[i] = a
+            return self.fun(*full)
+
+        primals = tuple(Array._from_node(n) for n in arg_nodes)
+        tans = tuple(Array._from_node(t if t is not None else ad.zeros(n)) for t, n in zip(tangents, arg_nodes))
+        _, t = jvp(partial, primals, tans)
+        return t._node
+
+
+def checkpoint(fun):
+    """fun, differentiated by recomputing its internals in the backward pass instead of
+    keeping them (less memory, more compute). fun must return one array."""
+    rule = _Checkpointed(fun)
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        value = fun(*args)
+        if not is_tracing():
+            return value
+        if not isinstance(value, Array):
+            raise TypeError("checkpoint: the function must return a single array")
+        return _custom_output(rule, value, args)
+
+    return wrapped
+

@@ -1,0 +1,100 @@
+"""Forward and reverse mode over the recorded graph.
+
+While a function is being differentiated, `tracing()` keeps computed nodes' inputs (see
+_graph.RETAIN_GRAPH), so Python code may look at values (an `if` on an array) without
+losing the graph. The walks below then capture the part of the graph that depends on the
+variables and apply each primitive's jvp or vjp rule; the rules record new primitives, so
+derivatives are lazy, fuse with the forward pass, and can be differentiated again.
+"""
+from __future__ import annotations
+
+import contextlib
+
+from .. import _graph
+from .._graph import bind
+from .._prims import ad
+from .._prims import autodiff as adp
+
+
+@contextlib.contextmanager
+def tracing():
+    _graph.retain_graph(+1)
+    try:
+        yield
+    finally:
+        _graph.retain_graph(-1)
+
+
+def is_tracing() -> bool:
+    return _graph.RETAIN_GRAPH > 0
+
+
+def variable(node):
+    return bind(adp.variable, (node,), {})
+
+
+class Tape:
+    """The part of the graph between some variables and some outputs, in topological
+    order, captured with each node's inputs (later evaluation may drop them)."""
+
+    def __init__(self, outputs, variables):
+        self.variables = set(variables)
+        depends = {}
+        order = []
+        stack = [(o, False) for o in outputs]
+        while stack:
+            node, expanded = stack.pop()
+            if node in depends and not expanded:
+                continue
+            inputs = node.inputs if node.prim is not None else ()
+            if node in self.variables:
+                depends[node] = True
+                order.append((node, ()))
+                continue
+            if expanded:
+                d = any(depends.get(i, False) for i in inputs)
+                depends[node] = d
+                if d:
+                    order.append((node, inputs))
+                continue
+            depends.setdefault(node, False)
+            stack.append((node, True))
+            for i in inputs:
+                if i not in depends:
+                    stack.append((i, False))
+        self.order = order
+        self.depends = depends
+
+    def backward(self, seeds: dict) -> dict:
+        """Cotangents of the variables given cotangents of outputs ({node: ct})."""
+        cts = dict(seeds)
+        for node, inputs in reversed(self.order):
+            if node in self.variables:
+                continue
+            ct = cts.pop(node, None)
+            if ct is None:
+                continue
+            rule = node.prim.vjp
+            if rule is None:
+                raise NotImplementedError(f"no reverse-mode rule for primitive '{node.prim.name}'")
+            for inp, c in zip(inputs, rule(ct, *inputs, out=node, **node.params)):
+                if c is not None and self.depends.get(inp, False):
+                    cts[inp] = ad.add_any(cts.get(inp), c)
+        return {v: cts.get(v) for v in self.variables}
+
+    def forward(self, tangents: dict) -> dict:
+        """Tangents of every node on the tape given tangents of the variables."""
+        tans = dict(tangents)
+        for node, inputs in self.order:
+            if node in self.variables:
+                continue
+            ts = tuple(tans.get(i) for i in inputs)
+            if all(t is None for t in ts):
+                continue
+            rule = node.prim.jvp
+            if rule is None:
+                raise NotImplementedError(f"no forward-mode rule for primitive '{node.prim.name}'")
+            t = rule(ts, *inputs, out=node, **node.params)
+            if t is not None:
+                tans[node] = t
+        return tans
