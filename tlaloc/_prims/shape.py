@@ -31,7 +31,7 @@ def _broadcast_impl(x, *, shape, dims):
 def _broadcast_transpose(ct, x, *, out, shape, dims):
     # sum over the new axes and over the axes that were stretched from size 1
     summed = tuple(d for d in range(len(shape)) if d not in dims) + tuple(
-        d for i, d in enumerate(dims) if x.shape[i] == 1 and shape[d] != 1)
+        d for i, d in enumerate(dims) if x.aval.shape[i] == 1 and shape[d] != 1)
     return (ad.reshape(ad.sum_axes(ct, tuple(sorted(summed))), x.aval.shape),)
 
 

@@ -1,0 +1,285 @@
+"""Derivatives against central finite differences in float64, on both tiers."""
+import numpy as np
+import pytest
+
+import tlaloc as xp
+
+RNG = np.random.default_rng(0)
+
+
+def numeric_grad(f, x, eps=1e-6):
+    """Central differences of a scalar NumPy function (real or complex input; for complex
+    input the convention is dL/dRe + i dL/dIm)."""
+    x = np.array(x, dtype=x.dtype)
+    g = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), g.reshape(-1)
+    for i in range(flat.size):
+        orig = flat[i]
+        flat[i] = orig + eps
+        up = f(x)
+        flat[i] = orig - eps
+        down = f(x)
+        flat[i] = orig
+        gflat[i] = (up - down) / (2 * eps)
+        if x.dtype.kind == "c":
+            flat[i] = orig + 1j * eps
+            up = f(x)
+            flat[i] = orig - 1j * eps
+            down = f(x)
+            flat[i] = orig
+            gflat[i] += 1j * (up - down) / (2 * eps)
+    return g
+
+
+def check_grad(f, *args, argnums=0, rtol=1e-6, atol=1e-8, device=None):
+    """grad(f) matches finite differences of f evaluated through tlaloc itself."""
+    arrays = [xp.asarray(a, device=device) for a in args]
+    g = xp.grad(f, argnums=argnums)(*arrays)
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    gs = (g,) if isinstance(argnums, int) else g
+    for i, gi in zip(nums, gs):
+        def f_np(v, i=i):
+            full = list(arrays)
+            full[i] = xp.asarray(v, device=device)
+            return float(f(*full))
+        expected = numeric_grad(f_np, np.asarray(arrays[i]))
+        np.testing.assert_allclose(np.asarray(gi), expected, rtol=rtol, atol=atol)
+
+
+UNARY = [
+    ("exp", lambda x: xp.exp(x), (-2, 2)),
+    ("expm1", xp.expm1, (-2, 2)),
+    ("log", xp.log, (0.2, 3)),
+    ("log1p", xp.log1p, (-0.5, 3)),
+    ("log2", xp.log2, (0.2, 3)),
+    ("log10", xp.log10, (0.2, 3)),
+    ("sqrt", xp.sqrt, (0.2, 3)),
+    ("sin", xp.sin, (-3, 3)),
+    ("cos", xp.cos, (-3, 3)),
+    ("tan", xp.tan, (-1.2, 1.2)),
+    ("tanh", xp.tanh, (-3, 3)),
+    ("asin", xp.asin, (-0.9, 0.9)),
+    ("acos", xp.acos, (-0.9, 0.9)),
+    ("atan", xp.atan, (-3, 3)),
+    ("sinh", xp.sinh, (-2, 2)),
+    ("cosh", xp.cosh, (-2, 2)),
+    ("asinh", xp.asinh, (-3, 3)),
+    ("acosh", xp.acosh, (1.2, 4)),
+    ("atanh", xp.atanh, (-0.9, 0.9)),
+    ("abs", xp.abs, (0.1, 2)),
+    ("negative", xp.negative, (-2, 2)),
+    ("square", xp.square, (-2, 2)),
+    ("reciprocal", xp.reciprocal, (0.5, 2)),
+    ("positive", xp.positive, (-2, 2)),
+]
+
+
+@pytest.mark.parametrize("name,fn,domain", UNARY, ids=[u[0] for u in UNARY])
+def test_unary_grad(tier, name, fn, domain):
+    x = RNG.uniform(*domain, size=(5,))
+    check_grad(lambda a: xp.sum(fn(a) * xp.asarray([1.0, 2.0, -1.0, 0.5, 3.0], device=tier)), x, device=tier)
+
+
+BINARY = [
+    ("add", xp.add), ("subtract", xp.subtract), ("multiply", xp.multiply), ("divide", xp.divide),
+    ("pow", xp.pow), ("atan2", xp.atan2), ("hypot", xp.hypot), ("logaddexp", xp.logaddexp),
+    ("maximum", xp.maximum), ("minimum", xp.minimum), ("remainder", xp.remainder),
+    ("copysign", xp.copysign),
+]
+
+
+@pytest.mark.parametrize("name,fn", BINARY, ids=[b[0] for b in BINARY])
+def test_binary_grad(tier, name, fn):
+    a = RNG.uniform(0.5, 2.0, size=(2, 3))
+    b = RNG.uniform(0.6, 2.1, size=(3,)) * np.array([1, -1, 1])  # broadcast and mixed signs
+    if name == "pow":
+        b = np.abs(b)
+    check_grad(lambda x, y: xp.sum(fn(x, y)), a, b, argnums=(0, 1), device=tier)
+
+
+REDUCTIONS = [
+    ("sum", lambda x: xp.sum(x, axis=0)), ("prod", lambda x: xp.prod(x, axis=1)),
+    ("max", lambda x: xp.max(x, axis=1)), ("min", lambda x: xp.min(x)),
+    ("mean", lambda x: xp.mean(x, axis=(0, 1))), ("var", lambda x: xp.var(x, axis=0, correction=1)),
+    ("std", lambda x: xp.std(x)),
+]
+
+
+@pytest.mark.parametrize("name,fn", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+def test_reduction_grad(tier, name, fn):
+    x = RNG.uniform(0.5, 2.0, size=(3, 4))
+    check_grad(lambda a: xp.sum(fn(a) ** 2), x, device=tier)
+
+
+SHAPE_OPS = [
+    ("reshape", lambda x: xp.reshape(x, (4, 3))),
+    ("permute_dims", lambda x: xp.permute_dims(x, (1, 0))),
+    ("broadcast_to", lambda x: xp.broadcast_to(x[:, :1], (3, 5))),
+    ("concat", lambda x: xp.concat([x, 2 * x], axis=1)),
+    ("stack", lambda x: xp.stack([x, x * x], axis=0)),
+    ("flip", lambda x: xp.flip(x, axis=1)),
+    ("slice", lambda x: x[1:, ::-2]),
+    ("index", lambda x: x[2, 1:3]),
+    ("expand_squeeze", lambda x: xp.squeeze(xp.expand_dims(x, axis=0), axis=0)),
+    ("matmul", lambda x: x @ xp.matrix_transpose(x)),
+    ("matmul_vec", lambda x: xp.matmul(x, x[0])),
+    ("tensordot", lambda x: xp.tensordot(x, x, axes=([0], [0]))),
+    ("vecdot", lambda x: xp.vecdot(x, x * 3)),
+    ("where", lambda x: xp.where(x > 1.0, x * x, -x) if hasattr(xp, "where") else x),
+    ("clip", lambda x: xp.clip(x, 0.8, 1.6)),
+    ("astype", lambda x: xp.real(xp.astype(x, xp.complex128) * (1 + 2j))),
+    ("tril", lambda x: xp.tril(x[:, :3])),
+]
+
+
+@pytest.mark.parametrize("name,fn", SHAPE_OPS, ids=[s[0] for s in SHAPE_OPS])
+def test_structural_grad(tier, name, fn):
+    x = RNG.uniform(0.5, 2.0, size=(3, 4))
+    check_grad(lambda a: xp.sum(xp.sin(fn(a))), x, device=tier, atol=1e-6)
+
+
+def test_batched_matmul_grad(tier):
+    a = RNG.normal(size=(2, 3, 4))
+    b = RNG.normal(size=(4, 2))
+    check_grad(lambda x, y: xp.sum(xp.tanh(x @ y)), a, b, argnums=(0, 1), device=tier)
+
+
+def test_jvp_matches_grad(tier):
+    x = xp.asarray(RNG.normal(size=(4,)), device=tier)
+    v = xp.asarray(RNG.normal(size=(4,)), device=tier)
+    f = lambda a: xp.sum(xp.exp(a) * xp.sin(a))
+    out, t = xp.jvp(f, (x,), (v,))
+    g = xp.grad(f)(x)
+    np.testing.assert_allclose(float(t), float(xp.sum(g * v)), rtol=1e-12)
+    np.testing.assert_allclose(float(out), float(f(x)))
+
+
+def test_second_order(tier):
+    x = xp.asarray([0.3, -1.2, 2.0], device=tier)
+    f = lambda a: xp.sum(xp.sin(a) * a ** 2)
+    h = np.asarray(xp.hessian(f)(x))
+    xn = np.asarray(x)
+    diag = -np.sin(xn) * xn ** 2 + 4 * xn * np.cos(xn) + 2 * np.sin(xn)
+    np.testing.assert_allclose(h, np.diag(diag), rtol=1e-10, atol=1e-12)
+    gg = xp.grad(lambda a: xp.sum(xp.grad(f)(a)))(x)
+    np.testing.assert_allclose(np.asarray(gg), diag, rtol=1e-10)
+
+
+def test_jacobian_modes_agree(tier):
+    x = xp.asarray(RNG.normal(size=(3,)), device=tier)
+    f = lambda a: xp.stack([xp.sum(a ** 2), a[0] * a[1], xp.exp(a[2])])
+    jr = np.asarray(xp.jacobian(f)(x))
+    jf = np.asarray(xp.jacobian(f, mode="forward")(x))
+    xn = np.asarray(x)
+    expected = np.array([2 * xn, [xn[1], xn[0], 0], [0, 0, np.exp(xn[2])]])
+    np.testing.assert_allclose(jr, expected, rtol=1e-12)
+    np.testing.assert_allclose(jf, expected, rtol=1e-12)
+
+
+def test_python_control_flow_on_values(tier):
+    def f(x):
+        s = xp.sum(x)
+        if s > 0:       # evaluates s, keeps recording
+            return xp.sum(x ** 3)
+        return xp.sum(-x)
+    x = xp.asarray([1.0, 2.0], device=tier)
+    np.testing.assert_allclose(np.asarray(xp.grad(f)(x)), [3.0, 12.0])
+    np.testing.assert_allclose(np.asarray(xp.grad(f)(-x)), [-1.0, -1.0])
+
+
+def test_nested_arguments_and_aux(tier):
+    params = {"w": xp.asarray([1.0, 2.0], device=tier), "b": (xp.asarray(0.5, device=tier),)}
+
+    def loss(p, x):
+        y = p["w"] * x + p["b"][0]
+        return xp.sum(y ** 2), y
+
+    (g, aux) = xp.grad(loss, has_aux=True)(params, xp.asarray([3.0, -1.0], device=tier))
+    y = np.array([3.5, -1.5])
+    np.testing.assert_allclose(np.asarray(g["w"]), 2 * y * np.array([3.0, -1.0]))
+    np.testing.assert_allclose(np.asarray(g["b"][0]), 2 * y.sum())
+    np.testing.assert_allclose(np.asarray(aux), y)
+
+
+def test_stop_gradient(tier):
+    x = xp.asarray([1.0, 2.0], device=tier)
+    g = xp.grad(lambda a: xp.sum(a * xp.stop_gradient(a)))(x)
+    np.testing.assert_allclose(np.asarray(g), [1.0, 2.0])
+
+
+def test_custom_vjp(tier):
+    @xp.custom_vjp
+    def clipped_identity(x):
+        return x
+
+    def fwd(x):
+        return x, None
+
+    def bwd(res, ct):
+        return (xp.clip(ct, -1.0, 1.0),)
+
+    clipped_identity.defvjp(fwd, bwd)
+    x = xp.asarray([1.0, 2.0], device=tier)
+    g = xp.grad(lambda a: xp.sum(clipped_identity(a) * 5.0))(x)
+    np.testing.assert_allclose(np.asarray(g), [1.0, 1.0])
+    assert float(xp.sum(clipped_identity(x))) == 3.0
+
+
+def test_custom_jvp_forward_and_reverse(tier):
+    @xp.custom_jvp
+    def softplus(x):
+        return xp.log1p(xp.exp(x))
+
+    @softplus.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return softplus(x), t / (1 + xp.exp(-x))
+
+    x = xp.asarray([-1.0, 0.0, 3.0], device=tier)
+    g = np.asarray(xp.grad(lambda a: xp.sum(softplus(a)))(x))
+    np.testing.assert_allclose(g, 1 / (1 + np.exp(-np.asarray(x))), rtol=1e-12)
+    _, t = xp.jvp(lambda a: xp.sum(softplus(a)), (x,), (xp.ones(3, device=tier),))
+    np.testing.assert_allclose(float(t), g.sum(), rtol=1e-12)
+
+
+def test_checkpoint_same_gradient(tier):
+    def block(x):
+        return xp.tanh(x) * xp.sin(x)
+
+    x = xp.asarray(RNG.normal(size=(4,)), device=tier)
+    g1 = xp.grad(lambda a: xp.sum(block(block(a))))(x)
+    g2 = xp.grad(lambda a: xp.sum(xp.checkpoint(block)(xp.checkpoint(block)(a))))(x)
+    np.testing.assert_allclose(np.asarray(g1), np.asarray(g2), rtol=1e-12)
+
+
+def test_complex_convention(tier):
+    # L = |z|^2 = x^2 + y^2: gradient dL/dx + i dL/dy = 2 z
+    z = xp.asarray([1.0 + 2.0j, -0.5 + 0.25j], device=tier)
+    g = xp.grad(lambda a: xp.sum(xp.real(a * xp.conj(a))))(z)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.asarray(z))
+    g = xp.grad(lambda a: xp.sum(xp.abs(xp.exp(a))))(z)
+    expected = numeric_grad(lambda v: float(np.sum(np.abs(np.exp(v)))), np.asarray(z))
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-6)
+
+
+def test_grad_errors():
+    x = xp.asarray([1.0, 2.0])
+    with pytest.raises(TypeError, match="scalar"):
+        xp.grad(lambda a: a * 2)(x)
+    with pytest.raises(TypeError, match="floating-point"):
+        xp.grad(lambda a: xp.sum(a))(xp.asarray([1, 2]))
+    with pytest.raises(ValueError, match="argnums"):
+        xp.grad(lambda a: xp.sum(a), argnums=3)(x)
+
+
+def test_forward_and_backward_fuse_into_one_program():
+    xp.config.update(execution="compiled")
+    xp.reset_cache_info()
+    w = xp.asarray(RNG.normal(size=(8, 8)))
+    x = xp.asarray(RNG.normal(size=(4, 8)))
+    loss = lambda w: xp.mean(xp.tanh(x @ w) ** 2)
+    for _ in range(3):
+        g = xp.grad(loss)(w)
+        xp.eval(g)
+    info = xp.cache_info()
+    assert info["misses"] == 1 and info["hits"] == 2, info
