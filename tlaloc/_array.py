@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import weakref
 
 import numpy as np
 
@@ -30,9 +29,6 @@ class Array:
     def _from_node(cls, node) -> "Array":
         self = object.__new__(cls)
         self._node = node
-        owner = node.owner
-        if owner is None or owner() is None:  # the first live Array is the one that counts
-            node.owner = weakref.ref(self)
         return self
 
     def _rebind(self, other: "Array", opname: str) -> "Array":
@@ -43,11 +39,7 @@ class Array:
         if other.shape != self.shape:
             raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
                              f"but the array has shape {self.shape}")
-        old = self._node
-        if old.owner is not None and old.owner() is self:
-            old.owner = None
         self._node = other._node
-        self._node.owner = weakref.ref(self)
         return self
 
     # ------------------------------------------------------------------ metadata

@@ -39,8 +39,7 @@ class ConcretizationError(RuntimeError):
 
 
 class Node:
-    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "owner",
-                 "__weakref__")
+    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "__weakref__")
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
         self.prim = prim          # None for a leaf
@@ -50,7 +49,6 @@ class Node:
         self.device = device
         self.value = value        # host ndarray or device buffer once computed
         self.pending = 0 if value is not None else 1  # depth of the pending graph behind it
-        self.owner = None         # weakref to the Array that shows this node to the user
 
     def __repr__(self):
         what = self.prim.name if self.prim is not None else "leaf"
@@ -139,12 +137,8 @@ class _Plan:
         for t in targets:
             if t.value is None and index[t] not in outputs:
                 outputs.append(index[t])
-        # Pending intermediates the user still holds are returned too, so they are not
-        # computed a second time later.
-        for i, node in enumerate(nodes):
-            owner = node.owner
-            if owner is not None and owner() is not None and i not in outputs:
-                outputs.append(i)
+        # Only the targets are returned: which other intermediates are still referenced
+        # depends on garbage-collection timing, and must not change the program's key.
         n_in = len(leaves)
 
         def slot(s):
