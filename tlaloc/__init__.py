@@ -49,3 +49,5 @@ def broadcast_shapes(*shapes):
 
 from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
+from ._graph import DonatedArrayError
+from ._jit import compile_log, jit

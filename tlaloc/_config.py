@@ -6,6 +6,7 @@
 | execution          | TLALOC_EXECUTION         | "auto" (tiered, see docs)    |
 | max_pending        | TLALOC_MAX_PENDING       | 256: depth of pending graphs |
 | compile_cache_dir  | TLALOC_CACHE_DIR         | user cache dir; "" disables  |
+| explain_compiles   | TLALOC_EXPLAIN_COMPILES  | off: log why jit compiles    |
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class _Config:
                              f"got {self.execution!r}")
         self.max_pending = int(os.environ.get("TLALOC_MAX_PENDING", "256"))
         self.compile_cache_dir = os.environ.get("TLALOC_CACHE_DIR")
+        self.explain_compiles = os.environ.get("TLALOC_EXPLAIN_COMPILES", "") not in ("", "0")
 
     def update(self, **settings):
         """Change settings; returns the previous values so a caller can restore them."""

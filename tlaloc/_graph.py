@@ -38,6 +38,20 @@ class ConcretizationError(RuntimeError):
     """A value was needed from an array that has none (it is being traced without values)."""
 
 
+class DonatedArrayError(RuntimeError):
+    """An array whose buffer was donated to a jitted function was used again."""
+
+
+class _Donated:
+    """The value of an array whose buffer was given away (see tlaloc.jit donate_argnums)."""
+
+    def __repr__(self):
+        return "<donated>"
+
+
+DONATED = _Donated()
+
+
 class Node:
     __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "__weakref__")
 
@@ -95,11 +109,12 @@ class Equation(NamedTuple):
 class Program:
     """A straight-line program: inputs, equations in order, and the slots it returns."""
 
-    def __init__(self, in_avals, eqns, outputs, device):
+    def __init__(self, in_avals, eqns, outputs, device, donated=()):
         self.in_avals = in_avals
         self.eqns = eqns
         self.outputs = outputs
         self.device = device
+        self.donated = donated    # input indices whose buffers the program may reuse
 
     def out_avals(self):
         n_in = len(self.in_avals)
@@ -160,12 +175,18 @@ class _Plan:
 
 def _materialize_leaf(node: Node):
     if node.value is not None:
+        if node.value is DONATED:
+            raise DonatedArrayError("this array's buffer was donated to a jitted function "
+                                    "(donate_argnums) and can no longer be read; use the "
+                                    "function's result instead")
         return
     if not node.inputs:
         raise ConcretizationError(
-            "this array has no value: it is an abstract input being traced (for example by "
-            "tlaloc.jit). Use xp.where instead of Python control flow on values, or mark the "
-            "argument static.")
+            f"{_user_location()}a value is needed from an array traced without values by "
+            "tlaloc.jit (a Python `if`/`while` on an array, int()/float()/bool(), or a "
+            "function whose output shape depends on values such as nonzero, unique_* or a "
+            "boolean mask). Use xp.where for value-dependent choices, or mark the argument "
+            "static with static_argnums / static_argnames.")
     source = node.inputs[0]
     evaluate([source])
     node.value = node.device.backend.transfer_in(source.value, source.device)
@@ -173,9 +194,25 @@ def _materialize_leaf(node: Node):
     node.pending = 0
 
 
+def _user_location() -> str:
+    """'file:line: code' of the innermost caller outside tlaloc, for error messages."""
+    import os
+    import traceback
+    package = os.path.dirname(os.path.abspath(__file__))
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(package):
+            return f"{frame.filename}:{frame.lineno}: `{(frame.line or '').strip()}`: "
+    return ""
+
+
 def evaluate(nodes) -> None:
     """Compute every node in `nodes` that has no value yet, one program per device."""
-    todo = [n for n in nodes if n.value is None]
+    todo = []
+    for n in nodes:
+        if n.value is None:
+            todo.append(n)
+        elif n.value is DONATED:
+            _materialize_leaf(n)  # raises DonatedArrayError
     if not todo:
         return
     by_device = {}

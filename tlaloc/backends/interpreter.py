@@ -33,7 +33,7 @@ class InterpreterBackend:
         self.stats = stats
         self._programs = {}
 
-    def run(self, plan, leaves):
+    def run(self, plan, leaves, *, compiled=False):
         program = self._programs.get(plan.key)
         if program is None:
             program = self._programs[plan.key] = plan.program()

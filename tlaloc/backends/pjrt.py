@@ -72,7 +72,9 @@ class PjrtBackend:
 
     # -------------------------------------------------------------- running
 
-    def run(self, plan, leaves):
+    def run(self, plan, leaves, *, compiled=False):
+        """Run `plan` (anything with a structural `key` and a `program()`) on the values of
+        `leaves`. compiled=True skips the interpreter tier (tlaloc.jit)."""
         entry = self._entries.get(plan.key)
         if entry is None:
             entry = self._entries[plan.key] = _Entry(plan.program())
@@ -82,7 +84,7 @@ class PjrtBackend:
         if entry.executable is not None:
             self.stats.hits += 1
             return self._execute(entry, leaves)
-        mode = config.execution if self.host else "compiled"
+        mode = config.execution if self.host and not compiled else "compiled"
         if mode == "interpreted":
             return self._interpret(entry, leaves)
         if mode == "compiled" or self._compile_now(entry.program):
@@ -114,6 +116,8 @@ class PjrtBackend:
                 return
             start = time.perf_counter()
             text = lower_program(entry.program)
+            if self.platform == "cpu" and '"lapack_' in text:
+                _jaxlib.ensure_lapack()  # LAPACK custom calls: register before compile or load
             executable = self._disk.load(text, self.runtime)
             if executable is None:
                 executable = self.runtime.compile(text)

@@ -87,7 +87,10 @@ def lower_program(program, name="main") -> str:
         ctx.out_aval = eqn.aval
         names.append(eqn.prim.emit(ctx, *[names[s] for s in eqn.inputs], **eqn.params))
     out_avals = program.out_avals()
-    args = ", ".join(f"%arg{i}: {tensor_type(a)}" for i, a in enumerate(program.in_avals))
+    # A donated input's buffer may be reused for an output of the same type (in place).
+    donor = " {jax.buffer_donor = true}"
+    args = ", ".join(f"%arg{i}: {tensor_type(a)}{donor if i in program.donated else ''}"
+                     for i, a in enumerate(program.in_avals))
     results = ", ".join(tensor_type(a) for a in out_avals)
     body = "\n".join("    " + line for line in ctx.lines)
     ret = ", ".join(names[s] for s in program.outputs)

@@ -1,0 +1,129 @@
+"""tlaloc.jit: capture, signatures, recompilation causes, donation, composition with grad."""
+import numpy as np
+import pytest
+
+import tlaloc as xp
+
+
+def test_replays_without_calling_python(tier):
+    calls = []
+
+    @xp.jit
+    def f(x, y):
+        calls.append(1)
+        return xp.sin(x) * y + 1.0
+
+    a = xp.asarray([1.0, 2.0], device=tier)
+    b = xp.asarray(3.0, device=tier)
+    for k in range(4):
+        out = f(a * (k + 1), b)
+        np.testing.assert_allclose(np.asarray(out), np.sin(np.array([1.0, 2.0]) * (k + 1)) * 3 + 1)
+    assert len(calls) == 1
+
+
+def test_recompile_causes_are_reported():
+    @xp.jit
+    def f(x, scale):
+        return x * scale
+
+    before = len(xp.compile_log())
+    f(xp.ones(3), 2.0)
+    f(xp.ones(3), 2.0)
+    f(xp.ones(4), 2.0)
+    f(xp.ones(4, dtype=xp.float32), 2.0)
+    log = xp.compile_log()[before:]
+    causes = [r["cause"] for r in log]
+    assert causes[0] == "first call"
+    assert "argument `x` shape (3,) -> (4,)" in causes
+    assert "argument `x` dtype float64 -> float32" in causes
+    assert all(r["function"].endswith("f") and r["seconds"] >= 0 for r in log)
+
+
+def test_explain_log_env(caplog):
+    xp.config.update(explain_compiles=True)
+
+    @xp.jit
+    def g(x):
+        return x + 1
+
+    with caplog.at_level("WARNING", logger="tlaloc.compile"):
+        g(xp.ones(7))
+    assert any("first call" in r.message for r in caplog.records)
+
+
+def test_static_arguments():
+    @xp.jit
+    def power_sum(x, n):
+        return xp.sum(x ** n)
+
+    f = xp.jit(lambda x, axis: xp.sum(x, axis=axis), static_argnames=("axis",))
+    x = xp.reshape(xp.arange(6.0), (2, 3))
+    np.testing.assert_allclose(np.asarray(f(x, axis=0)), [3, 5, 7])
+    np.testing.assert_allclose(np.asarray(f(x, axis=1)), [3, 12])
+    h = xp.jit(lambda x, shape: xp.reshape(x, shape), static_argnums=1)
+    assert h(x, (3, 2)).shape == (3, 2)
+    assert h(x, (6,)).shape == (6,)
+
+
+def test_control_flow_on_traced_value_names_the_line():
+    @xp.jit
+    def bad(x):
+        if xp.sum(x) > 0:
+            return x
+        return -x
+
+    with pytest.raises(xp.ConcretizationError, match=r"test_jit.py:\d+.*if xp.sum\(x\) > 0.*xp.where"):
+        bad(xp.ones(2))
+
+
+def test_jit_of_grad_and_grad_of_jit(tier):
+    loss = lambda w, x: xp.sum(xp.tanh(x @ w) ** 2)
+    w = xp.asarray(np.linspace(-1, 1, 6).reshape(3, 2), device=tier)
+    x = xp.asarray(np.linspace(0, 1, 12).reshape(4, 3), device=tier)
+    expected = np.asarray(xp.grad(loss)(w, x))
+    np.testing.assert_allclose(np.asarray(xp.jit(xp.grad(loss))(w, x)), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(xp.grad(xp.jit(loss))(w, x)), expected, rtol=1e-12)
+
+
+def test_nested_structures_and_passthrough():
+    @xp.jit
+    def f(params, x):
+        return {"y": params["w"] * x + params["b"], "x": x, "n": 3}
+
+    out = f({"w": xp.asarray(2.0), "b": xp.asarray(1.0)}, xp.asarray([1.0, 2.0]))
+    np.testing.assert_allclose(np.asarray(out["y"]), [3.0, 5.0])
+    np.testing.assert_allclose(np.asarray(out["x"]), [1.0, 2.0])
+    assert out["n"] == 3
+
+
+def test_donation_updates_in_place_and_blocks_reuse():
+    step = xp.jit(lambda w, g: w - 0.5 * g, donate_argnums=0)
+    w = xp.ones((4,))
+    g = xp.full((4,), 2.0)
+    w2 = step(w, g)
+    np.testing.assert_allclose(np.asarray(w2), np.zeros(4))
+    with pytest.raises(xp.DonatedArrayError):
+        np.asarray(w)
+    with pytest.raises(xp.DonatedArrayError):
+        step(w, g)
+    with pytest.raises(ValueError, match="donated"):
+        step(g, g)
+    text = xp.stablehlo(xp.ones(2) + 1)   # ordinary programs carry no donation
+    assert "buffer_donor" not in text
+
+
+def test_donation_is_in_the_module():
+    from tlaloc._graph import _Plan
+    from tlaloc.lowering import lower_program
+    from tlaloc._jit import _FixedPlan
+    x = xp.ones(3) * 2
+    plan = _FixedPlan(_Plan([x._node], x.device), (0,))
+    assert "jax.buffer_donor = true" in lower_program(plan.program())
+
+
+def test_data_dependent_shapes_cannot_be_captured():
+    if not hasattr(xp, "nonzero"):
+        pytest.skip("nonzero not available")
+    f = xp.jit(lambda x: xp.nonzero(x)[0])
+    with pytest.raises(xp.ConcretizationError, match="output shape depends on values"):
+        f(xp.asarray([0.0, 1.0]))

@@ -1,0 +1,269 @@
+"""tlaloc.jit: trace a function once per signature, replay the compiled program.
+
+A signature is the structure of the arguments (nested tuples, lists, dicts), each array's
+shape, dtype and device, the values of static arguments and of Python scalars, and which
+arguments are donated. Tracing runs the function on abstract arrays (no values): anything
+that needs a value raises ConcretizationError at the offending line. The traced program is
+compiled on first use; later calls with the same signature run it without calling the
+function. While derivatives are being recorded, or when an argument is itself pending
+inside another trace, the call is inlined instead, so jit composes with grad both ways.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+
+from . import _tree
+from ._array import Array
+from ._config import config
+from ._devices import STATS, default_device
+from ._graph import (DONATED, Aval, ConcretizationError, DonatedArrayError, Node, _Plan,
+                     evaluate, leaf)
+from .autodiff.engine import is_tracing
+
+_log = logging.getLogger("tlaloc.compile")
+COMPILE_LOG = []   # records of why each jit compile happened (see compile_log())
+
+
+def compile_log() -> list:
+    """Every jit compile of this process: dicts with function, cause and seconds."""
+    return list(COMPILE_LOG)
+
+
+def _record_compile(name, cause, seconds):
+    rec = {"function": name, "cause": cause, "seconds": seconds}
+    COMPILE_LOG.append(rec)
+    if config.explain_compiles:
+        _log.warning("tlaloc.jit compiled %s in %.3f s: %s", name, seconds, cause)
+
+
+class _Traced:
+    """One signature's program: which leaves are arguments, which are captured values."""
+
+    def __init__(self, plan, leaf_sources, out_structure, out_slots, device, out_avals):
+        self.plan = plan                    # key + program, as the backends expect
+        self.out_avals = out_avals          # of the program's outputs, in order
+        self.leaf_sources = leaf_sources    # per program input: ("arg", i) or ("const", node)
+        self.out_structure = out_structure
+        self.out_slots = out_slots          # per output leaf: ("out", k), ("arg", i), ("const", obj)
+        self.device = device
+
+
+class _FixedPlan:
+    """A traced plan, with donated inputs in its key and program."""
+
+    def __init__(self, plan, donated):
+        self._plan = plan
+        self.donated = donated
+        self.key = plan.key + (("donated", donated),)
+
+    def program(self):
+        p = self._plan.program()
+        p.donated = self.donated
+        return p
+
+
+def _signature_of(value):
+    if isinstance(value, Array):
+        return ("array", value.shape, value.dtype, value.device)
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"jit: argument leaf of type {type(value).__name__} is neither an "
+                        "array nor hashable; mark it static or convert it") from None
+    return ("static", type(value), value)
+
+
+class Jitted:
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = _as_tuple(static_argnums)
+        self.static_argnames = _as_tuple(static_argnames)
+        self.donate_argnums = _as_tuple(donate_argnums)
+        self._cache = {}
+        self._last_signature = None
+        try:
+            self._param_names = list(inspect.signature(fun).parameters)
+        except (TypeError, ValueError):
+            self._param_names = []
+
+    def __repr__(self):
+        return f"<tlaloc.jit of {getattr(self.fun, '__qualname__', self.fun)}>"
+
+    # ---------------------------------------------------------------- calling
+
+    def __call__(self, *args, **kwargs):
+        static_pos = {i % len(args) if args else i for i in self.static_argnums if -len(args) <= i < len(args)}
+        dynamic = [a for i, a in enumerate(args) if i not in static_pos]
+        static_kw = {k: v for k, v in kwargs.items() if k in self.static_argnames}
+        dynamic_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        leaves, structure = _tree.flatten((dynamic, dynamic_kw))
+        if is_tracing():
+            return self.fun(*args, **kwargs)   # derivatives are being recorded: inline
+        arrays = [x for x in leaves if isinstance(x, Array)]
+        try:
+            evaluate([a._node for a in arrays])
+        except ConcretizationError:
+            return self.fun(*args, **kwargs)   # called inside another trace: inline
+        donated = self._donated_leaves(args, static_pos, len(leaves))
+        for i in donated:
+            node = leaves[i]._node if isinstance(leaves[i], Array) else None
+            if node is not None and sum(isinstance(x, Array) and x._node is node for x in leaves) > 1:
+                raise ValueError("jit: a donated argument is also passed as another argument; "
+                                 "its buffer cannot be both consumed and read")
+        donated = tuple(i for i in donated if isinstance(leaves[i], Array))
+        signature = (structure, tuple(_signature_of(x) for x in leaves),
+                     tuple(_static_key(args[i]) for i in sorted(static_pos)),
+                     tuple(sorted((k, _static_key(v)) for k, v in static_kw.items())), donated)
+        traced = self._cache.get(signature)
+        cause = None
+        if traced is None:
+            traced = self._trace(args, kwargs, static_pos, leaves, structure, donated)
+            self._cache[signature] = traced
+            cause = _difference(self._last_signature, signature, self._param_names)
+            self._last_signature = signature
+        return self._run(traced, leaves, donated, cause)
+
+    def _donated_leaves(self, args, static_pos, n_leaves):
+        if not self.donate_argnums:
+            return ()
+        positions = []
+        k = 0
+        for i, a in enumerate(args):
+            if i in static_pos:
+                continue
+            n = _tree.flatten(a)[1].num_leaves
+            if i in {d % len(args) for d in self.donate_argnums}:
+                positions.extend(range(k, k + n))
+            k += n
+        return tuple(positions)
+
+    # ---------------------------------------------------------------- tracing
+
+    def _trace(self, args, kwargs, static_pos, leaves, structure, donated):
+        devices = {x.device for x in leaves if isinstance(x, Array)}
+        if len(devices) > 1:
+            raise ValueError(f"jit: arguments are on different devices: {sorted(map(str, devices))}")
+        device = devices.pop() if devices else default_device()
+        placeholders = {}
+        abstract = []
+        for i, x in enumerate(leaves):
+            if isinstance(x, Array):
+                node = Node(None, (), None, Aval(x.shape, x.dtype), device)
+                placeholders[node] = i
+                abstract.append(Array._from_node(node))
+            else:
+                abstract.append(x)
+        dynamic, dynamic_kw = _tree.unflatten(structure, abstract)
+        it = iter(dynamic)
+        call_args = [args[i] if i in static_pos else next(it) for i in range(len(args))]
+        call_kwargs = dict(kwargs)
+        call_kwargs.update(dynamic_kw)
+        result = self.fun(*call_args, **call_kwargs)
+        out_leaves, out_structure = _tree.flatten(result)
+        out_nodes = list(dict.fromkeys(
+            x._node for x in out_leaves
+            if isinstance(x, Array) and x._node.prim is not None and x._node.value is None))
+        for node in out_nodes:
+            if node.device != device:
+                raise ValueError("jit: outputs must stay on the arguments' device")
+        plan = _Plan(out_nodes, device) if out_nodes else None
+        sources = []
+        if plan is not None:
+            for l in plan.leaves:
+                if l in placeholders:
+                    sources.append(("arg", placeholders[l]))
+                elif l.value is None and l.prim is None and not l.inputs:
+                    raise ValueError("jit: the function used an array traced by another call")
+                else:
+                    sources.append(("const", l))
+            arg_inputs = {src[1]: k for k, src in enumerate(sources) if src[0] == "arg"}
+            plan = _FixedPlan(plan, tuple(sorted(arg_inputs[i] for i in donated if i in arg_inputs)))
+        position = {node: k for k, node in enumerate(out_nodes)}
+        slots = []
+        for x in out_leaves:
+            if isinstance(x, Array) and x._node in placeholders:
+                slots.append(("arg", placeholders[x._node]))
+            elif isinstance(x, Array) and x._node in position:
+                slots.append(("out", position[x._node]))
+            else:
+                slots.append(("const", x))
+        return _Traced(plan, sources, out_structure, slots, device, [n.aval for n in out_nodes])
+
+    # ---------------------------------------------------------------- running
+
+    def _run(self, traced, leaves, donated, cause):
+        outputs = []
+        if traced.plan is not None:
+            inputs = [leaves[what]._node if kind == "arg" else what
+                      for kind, what in traced.leaf_sources]
+            misses, seconds = STATS.misses, STATS.compile_seconds
+            values = traced.device.backend.run(traced.plan, inputs, compiled=True)
+            if cause is not None and STATS.misses > misses:
+                _record_compile(getattr(self.fun, "__qualname__", repr(self.fun)), cause,
+                                STATS.compile_seconds - seconds)
+            outputs = [Array._from_node(leaf(v, a, traced.device))
+                       for v, a in zip(values, traced.out_avals)]
+            for i in donated:
+                leaves[i]._node.value = DONATED
+        result = []
+        for kind, what in traced.out_slots:
+            if kind == "out":
+                result.append(outputs[what])
+            elif kind == "arg":
+                result.append(leaves[what])
+            else:
+                result.append(what)
+        return _tree.unflatten(traced.out_structure, result)
+
+
+def _static_key(value):
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"jit: static argument {value!r} is not hashable") from None
+    return (type(value), value)
+
+
+def _difference(old, new, names) -> str:
+    """A sentence saying what changed between two signatures."""
+    if old is None:
+        return "first call"
+    o_struct, o_leaves, o_static, o_kw, o_don = old
+    n_struct, n_leaves, n_static, n_kw, n_don = new
+    if o_struct != n_struct:
+        return f"argument structure changed: {o_struct} -> {n_struct}"
+    for i, (a, b) in enumerate(zip(o_leaves, n_leaves)):
+        if a == b:
+            continue
+        label = names[i] if i < len(names) and o_struct.num_leaves == len(names) else f"#{i}"
+        if a[0] == b[0] == "array":
+            if a[1] != b[1]:
+                return f"argument `{label}` shape {a[1]} -> {b[1]}"
+            if a[2] != b[2]:
+                return f"argument `{label}` dtype {a[2]} -> {b[2]}"
+            return f"argument `{label}` device {a[3]} -> {b[3]}"
+        return f"argument `{label}` value {a[2]!r} -> {b[2]!r}"
+    if o_static != n_static or o_kw != n_kw:
+        return f"new static value: {o_static or o_kw} -> {n_static or n_kw}"
+    if o_don != n_don:
+        return "different donated arguments"
+    return "new signature"
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, (int, str)) else tuple(x)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
+    """Capture `fun`: trace once per signature and replay the compiled program.
+
+    Usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(static_argnums=...)`."""
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums)
+    return Jitted(fun, static_argnums, static_argnames, donate_argnums)
