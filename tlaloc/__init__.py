@@ -32,6 +32,11 @@ from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_d
                                 moveaxis, permute_dims, reshape, squeeze, stack, unstack)
 from ._api._core import broadcast_shapes as _broadcast_shapes
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
+from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._api.sorting import argsort, sort
+from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
+from ._api.extra import (cumulative_prod, cumulative_sum, diff, repeat, roll, take,
+                         take_along_axis, tile)
 
 __array_api_version__ = "2025.12"
 __version__ = "0.1.0"

@@ -192,6 +192,11 @@ class Array:
     def __getitem__(self, key):
         return _indexing.getitem(self, key)
 
+    def __setitem__(self, key, value):
+        """A functional update: computes the new value and rebinds this array to it (other
+        references to the old value are unaffected)."""
+        self._rebind(_indexing.setitem(self, key, value), "__setitem__")
+
     def __hash__(self):
         raise TypeError("tlaloc arrays are not hashable")
 

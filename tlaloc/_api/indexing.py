@@ -1,61 +1,179 @@
-"""Indexing: `x[key]` with integers, slices (any step), ellipsis and None."""
+"""Indexing: `x[key]` and the functional update behind `x[key] = value`.
+
+A key is an int, a slice (any step), `...`, `None`, an integer array (a tlaloc array, or a
+NumPy array or nested list converted to one), a boolean mask, or a tuple of these. The
+semantics are NumPy's:
+
+  * integer arrays (and the ints among them) are broadcast together; the result's
+    broadcast dimensions replace the indexed axes when those are adjacent in the key, and
+    come first otherwise;
+  * a boolean mask of k dimensions indexes k axes and stands for the integer arrays of its
+    `nonzero` (its shape must match the axes it indexes); a 0-d mask adds an axis of size 1
+    or 0. Masks give data-dependent shapes, so indexing with one evaluates the mask's count
+    of true elements (one of the documented evaluation triggers) and records the rest.
+
+Out-of-bounds integers raise IndexError. Integer *arrays* are checked when their values are
+already known (arrays made from host data, computed arrays); the values of pending index
+arrays are not known when the operation is recorded, so there negative values count from
+the end as usual and out-of-bounds values are **clamped** by `x[key]` (XLA's gather) and
+**dropped** by `x[key] = value` (XLA's scatter), on every backend alike. With duplicate
+indices in `x[key] = value`, which update lands is unspecified (the interpreter keeps the
+last one).
+
+`setitem(x, key, value)` returns the updated array; `Array.__setitem__` rebinds the array to
+it. The value must not change the array's dtype: an array value is promoted with `x` and the
+result must be `x.dtype` (else TypeError); a Python scalar is converted to `x.dtype` when the
+standard's scalar rules allow it (a float into an integer array is a TypeError).
+"""
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 
+import numpy as np
+
+from .. import _dtypes as dt
 from .._array import Array
-from .._graph import bind
+from .._prims import indexing as ix
 from .._prims import shape as sh
-from ._core import wrap
+from . import _ops as o
+from ._core import broadcast_shapes, cast, scalar_node, wrap
 
 
-def _expand_key(key, ndim):
-    """Split `key` into per-axis entries; returns (entries, count of None)."""
-    if not isinstance(key, tuple):
-        key = (key,)
-    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    consumed = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
-    if consumed > ndim:
-        raise IndexError(f"too many indices: the array is {ndim}-dimensional, "
-                         f"but {consumed} were indexed")
-    out = []
-    for k in key:
-        if k is Ellipsis:
-            out.extend([builtins.slice(None)] * (ndim - consumed))
-        else:
-            out.append(k)
-    if Ellipsis not in key:
-        out.extend([builtins.slice(None)] * (ndim - consumed))
-    return out
+# ----------------------------------------------------------------------------- parsing
+
+class _Mask:
+    """A boolean mask entry covering `ndim` axes."""
+    __slots__ = ("node", "ndim")
+
+    def __init__(self, node, ndim):
+        self.node = node
+        self.ndim = ndim
 
 
-def _as_int(k):
-    if isinstance(k, builtins.bool):
-        raise IndexError("boolean scalars are not supported as indices")
+class _Ints:
+    """An integer-array entry covering one axis."""
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+
+def _convert(x, k):
+    """One key item as None, Ellipsis, slice, int, _Ints or _Mask (IndexError otherwise)."""
+    if k is None or k is Ellipsis or isinstance(k, builtins.slice):
+        return k
+    if isinstance(k, builtins.bool) or isinstance(k, np.bool_):
+        raise IndexError("boolean scalars are not supported as indices; use a boolean array")
     if isinstance(k, Array):
-        if k.dtype.kind not in "iu" or k.ndim != 0:
-            raise IndexError("array indices (integer arrays and boolean masks) are not "
-                             f"supported yet; got an array of shape {k.shape} and dtype {k.dtype}")
+        if k.device != x.device:
+            raise ValueError(f"indexing: the index array is on {k.device}, the array on {x.device}")
+        return _array_entry(k._node)
+    if isinstance(k, (list, np.ndarray)):
+        from .creation import asarray
+        host = np.asarray(k)
+        if host.dtype == object:
+            raise IndexError("indexing: could not make an index array of this list")
+        if host.size == 0 and host.dtype.kind == "f":
+            host = host.astype(np.int64)   # [] indexes nothing
+        return _array_entry(asarray(host, device=x.device)._node)
     try:
         return operator.index(k)
     except TypeError:
-        raise IndexError(f"only integers, slices, ellipsis and None are valid indices, "
-                         f"got {type(k).__name__}") from None
+        raise IndexError(f"only integers, slices, ellipsis, None, integer arrays and boolean "
+                         f"arrays are valid indices, got {type(k).__name__}") from None
 
 
-def getitem(x: Array, key):
-    node = x._node
-    shape = x.shape
-    entries = _expand_key(key, len(shape))
-    start, limit, strides, reverse_dims, out_shape = [], [], [], [], []
+def _array_entry(node):
+    kind = node.aval.dtype.kind
+    if kind == "b":
+        return _Mask(node, len(node.aval.shape))
+    if kind in "iu":
+        return _Ints(node)
+    raise IndexError(f"index arrays must have an integer or boolean dtype, got {node.aval.dtype}")
+
+
+class _Parsed:
+    __slots__ = ("entries", "shape", "inserted")
+
+    def __init__(self, entries, shape, inserted):
+        self.entries = entries    # per axis of the expanded array (a _Mask spans mask.ndim)
+        self.shape = shape        # the array's shape with a 1 at each None
+        self.inserted = inserted  # positions of the axes added by None (and 0-d masks)
+
+
+def _parse(x, key) -> _Parsed:
+    items = [_convert(x, k) for k in (key if isinstance(key, tuple) else (key,))]
+    if builtins.sum(1 for k in items if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    ndim = x.ndim
+    consumed = builtins.sum(k.ndim if isinstance(k, _Mask) else 1
+                            for k in items if k is not None and k is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices: the array is {ndim}-dimensional, "
+                         f"but {consumed} were indexed")
+    fill = [builtins.slice(None)] * (ndim - consumed)
+    at = next((i for i, k in enumerate(items) if k is Ellipsis), None)
+    if at is not None:
+        items = items[:at] + fill + items[at + 1:]
+    else:
+        items = items + fill
+    entries, shape, inserted = [], [], []
     axis = 0
-    for k in entries:
+    for k in items:
         if k is None:
-            out_shape.append(1)
+            inserted.append(len(shape))
+            shape.append(1)
+            entries.append(builtins.slice(None))
             continue
-        n = shape[axis]
+        if isinstance(k, _Mask):
+            if k.ndim == 0:   # a 0-d mask: a new axis of length 1, masked
+                inserted.append(len(shape))
+                shape.append(1)
+                entries.append(_Mask(o.reshape(k.node, (1,)), 1))
+                continue
+            want = x.shape[axis:axis + k.ndim]
+            if k.node.aval.shape != want:
+                raise IndexError(f"boolean index of shape {k.node.aval.shape} does not match "
+                                 f"the indexed axes {tuple(range(axis, axis + k.ndim))} of shape {want}")
+            entries.append(k)
+            shape.extend(want)
+            axis += k.ndim
+            continue
+        n = x.shape[axis]
+        if isinstance(k, builtins.int):
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            k %= n
+        entries.append(k)
+        shape.append(n)
+        axis += 1
+    return _Parsed(entries, tuple(shape), inserted)
+
+
+def _expand_masks(entries):
+    """Replace each mask by the integer arrays of its nonzero (evaluates its count)."""
+    out = []
+    for e in entries:
+        if isinstance(e, _Mask):
+            out.extend(_Ints(c) for c in o.nonzero_nodes(e.node))
+        else:
+            out.append(e)
+    return out
+
+
+def _has_arrays(entries):
+    return builtins.any(isinstance(e, (_Ints, _Mask)) for e in entries)
+
+
+# ----------------------------------------------------------------------------- basic indexing
+
+def _slice_params(shape, entries):
+    """start/limit/strides of the slice op, the axes to reverse, and the result's shape
+    (ints keep a size-1 axis here)."""
+    start, limit, strides, reverse_dims, kept = [], [], [], [], []
+    for axis, (n, k) in enumerate(zip(shape, entries)):
         if isinstance(k, builtins.slice):
             lo, hi, step = k.indices(n)
             count = len(range(lo, hi, step))
@@ -67,22 +185,242 @@ def getitem(x: Array, key):
             start.append(lo)
             limit.append(lo + (count - 1) * step + 1 if count else lo)
             strides.append(step)
-            out_shape.append(count)
-        else:
-            i = _as_int(k)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-            i %= n
-            start.append(i)
-            limit.append(i + 1)
+            kept.append(count)
+        elif isinstance(k, builtins.int):
+            start.append(k)
+            limit.append(k + 1)
             strides.append(1)
-        axis += 1
+            kept.append(1)
+        else:   # an array entry: the whole axis
+            start.append(0)
+            limit.append(n)
+            strides.append(1)
+            kept.append(n)
+    return start, limit, strides, reverse_dims, tuple(kept)
+
+
+def _apply_basic(node, entries):
+    """Slices and ints applied (ints leave a size-1 axis); array entries keep whole axes."""
+    shape = node.aval.shape
+    start, limit, strides, reverse_dims, _ = _slice_params(shape, entries)
     if reverse_dims:
-        node = bind(sh.reverse, (node,), {"dims": tuple(reverse_dims)})
+        node = o.p(sh.reverse, node, dims=tuple(reverse_dims))
     if (tuple(start), tuple(limit), tuple(strides)) != ((0,) * len(shape), shape, (1,) * len(shape)):
-        node = bind(sh.slice, (node,), {"start": tuple(start), "limit": tuple(limit),
-                                         "strides": tuple(strides)})
-    out_shape = tuple(out_shape)
-    if node.aval.shape != out_shape:
-        node = bind(sh.reshape, (node,), {"shape": out_shape})
-    return x if node is x._node else wrap(node)
+        node = o.p(sh.slice, node, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
+    return node
+
+
+def _basic_result_shape(shape, entries):
+    return tuple(len(range(*k.indices(n))) for n, k in zip(shape, entries)
+                 if isinstance(k, builtins.slice))
+
+
+# ----------------------------------------------------------------------------- advanced indexing
+
+def _advanced_plan(y, entries):
+    """For `y` (basic part applied) and the per-axis entries: the indexed axes, the index
+    tuple (B + (len(axes),)) of normalised int64 indices, B, and the permutation taking the
+    gather's (B + rest) order to NumPy's result order."""
+    shape = y.aval.shape
+    axes = [i for i, e in enumerate(entries) if not isinstance(e, builtins.slice)]
+    cols = []
+    for a in axes:
+        e = entries[a]
+        n = shape[a]
+        if isinstance(e, builtins.int):
+            cols.append(o.const(e, (), o.index_dtype(), y.device))
+            continue
+        node = e.node
+        if node.device != y.device:
+            raise ValueError(f"indexing: the index array is on {node.device}, the array on {y.device}")
+        host = o.known_value(node)
+        if host is not None and host.size:
+            lo, hi = host.min(), host.max()
+            if lo < -n or hi >= n:
+                bad = lo if lo < -n else hi
+                raise IndexError(f"index {builtins.int(bad)} is out of bounds for axis {a} with size {n}")
+        cols.append(o.normalize_indices(node, n))
+    try:
+        batch = broadcast_shapes(*[c.aval.shape for c in cols], name="indexing")
+    except ValueError as err:
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together ({err})") from None
+    nb = len(batch)
+    rest_axes = [d for d in range(len(shape)) if d not in axes]
+    contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
+    if contiguous:
+        first = builtins.sum(1 for d in rest_axes if d < axes[0])
+        perm = (list(range(nb, nb + first)) + list(range(nb))
+                + list(range(nb + first, nb + len(rest_axes))))
+    else:
+        perm = list(range(nb + len(rest_axes)))
+    return axes, cols, batch, perm
+
+
+def _index_tuple(cols, batch):
+    nb = len(batch)
+    parts = [o.reshape(o.broadcast(c, batch), batch + (1,)) for c in cols]
+    return parts[0] if len(parts) == 1 else o.p(sh.concatenate, *parts, axis=nb)
+
+
+def _check_empty_axes(shape, axes, batch):
+    for a in axes:
+        if shape[a] == 0 and math.prod(batch) != 0:
+            raise IndexError(f"index out of bounds for axis {a} with size 0")
+
+
+def _gather_result(y, entries):
+    axes, cols, batch, perm = _advanced_plan(y, entries)
+    shape = y.aval.shape
+    rest = tuple(n for d, n in enumerate(shape) if d not in axes)
+    _check_empty_axes(shape, axes, batch)
+    gathered_shape = batch + rest
+    out_shape = tuple(gathered_shape[p] for p in perm)
+    if math.prod(out_shape) == 0:
+        return o.const(0, out_shape, y.aval.dtype, y.device)
+    g = o.p(ix.gather, y, _index_tuple(cols, batch), axes=tuple(axes))
+    return o.transpose(g, perm)
+
+
+def getitem(x: Array, key):
+    parsed = _parse(x, key)
+    node = o.reshape(x._node, parsed.shape)
+    entries = _expand_masks(parsed.entries) if _has_arrays(parsed.entries) else parsed.entries
+    if _has_arrays(entries):
+        basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
+        y = _apply_basic(node, basic)
+        return wrap(_gather_result(y, entries))
+    out = _apply_basic(node, entries)
+    out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
+    return x if out is x._node else wrap(out)
+
+
+# ----------------------------------------------------------------------------- setitem
+
+def _value_node(x, value):
+    if isinstance(value, Array):
+        if value.device != x.device:
+            raise ValueError(f"__setitem__: the value is on {value.device}, the array on {x.device}")
+        try:
+            d = dt.promote(x.dtype, value.dtype)
+        except TypeError:
+            d = None
+        if d is not x.dtype:
+            raise TypeError(f"__setitem__: a {value.dtype} value cannot be stored in a {x.dtype} "
+                            "array without changing its dtype; cast the value with astype")
+        return cast(value._node, x.dtype)
+    if isinstance(value, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
+        d = dt.scalar_dtype(value, x.dtype)
+        if dt.promote(x.dtype, d) is not x.dtype:
+            raise TypeError(f"__setitem__: a Python {type(value).__name__} cannot be stored in a "
+                            f"{x.dtype} array")
+        return scalar_node(value, x.dtype, x.device)
+    raise TypeError(f"__setitem__: the value must be a tlaloc array or a Python scalar, "
+                    f"got {type(value).__name__}")
+
+
+def _broadcast_value(v, shape):
+    """`v` broadcast to `shape` for assignment (leading size-1 dimensions may be dropped)."""
+    vshape = v.aval.shape
+    while len(vshape) > len(shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) > len(shape) or builtins.any(
+            a not in (1, b) for a, b in zip(vshape[::-1], shape[::-1])):
+        raise ValueError(f"__setitem__: a value of shape {v.aval.shape} cannot be broadcast "
+                         f"to the indexed shape {tuple(shape)}")
+    v = o.reshape(v, vshape)
+    return o.broadcast(v, tuple(shape))
+
+
+def _set_basic(x2, entries, v):
+    """x2 with the region of the (int/slice) entries replaced by v (broadcast to the
+    region's indexed shape): pad the value into place and select."""
+    shape = x2.aval.shape
+    dtype = x2.aval.dtype
+    dev = x2.device
+    low, high, interior, region, reverse_dims = [], [], [], [], []
+    for axis, (n, k) in enumerate(zip(shape, entries)):
+        if isinstance(k, builtins.int):
+            first, last, step, count = k, k, 1, 1
+        else:
+            lo, hi, step = k.indices(n)
+            count = len(range(lo, hi, step))
+            if step < 0:
+                reverse_dims.append(axis)
+                first, last, step = lo + (count - 1) * step, lo, -step
+            else:
+                first, last = lo, lo + (count - 1) * step
+        region.append(count)
+        low.append(first if count else 0)
+        high.append(n - 1 - last if count else n)
+        interior.append(step - 1)
+    vb = _broadcast_value(v, _basic_result_shape(shape, entries))
+    if math.prod(region) == 0:
+        return x2
+    vr = o.reshape(vb, region)
+    if reverse_dims:
+        vr = o.p(sh.reverse, vr, dims=tuple(reverse_dims))
+    if tuple(region) == shape:
+        return vr
+    params = {"low": tuple(low), "high": tuple(high), "interior": tuple(interior)}
+    placed = o.p(sh.pad, vr, o.const(0, (), dtype, dev), **params)
+    inside = o.p(sh.pad, o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev), **params)
+    return o.select(inside, placed, x2)
+
+
+def _set_advanced(x2, entries, v):
+    basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
+    y = _apply_basic(x2, basic)
+    axes, cols, batch, perm = _advanced_plan(y, entries)
+    shape = y.aval.shape
+    rest = tuple(n for d, n in enumerate(shape) if d not in axes)
+    gathered_shape = batch + rest
+    out_shape = tuple(gathered_shape[p] for p in perm)
+    vb = _broadcast_value(v, out_shape)
+    if math.prod(out_shape) == 0:
+        return x2
+    _check_empty_axes(shape, axes, batch)
+    inverse = [perm.index(i) for i in range(len(perm))]
+    updates = o.transpose(vb, inverse)
+    y2 = o.p(ix.scatter, y, _index_tuple(cols, batch), updates, axes=tuple(axes), mode="set")
+    if builtins.all(k == builtins.slice(None) for k in basic):
+        return y2
+    return _set_basic(x2, basic, y2)
+
+
+def _leading_mask_select(x2, entries, v):
+    """`x[mask] = v` (mask over the leading axes, the rest whole) where v does not vary along
+    the masked elements: a select, with no evaluation. None if the case does not apply."""
+    if not entries or not isinstance(entries[0], _Mask):
+        return None
+    m = entries[0]
+    if builtins.any(not (isinstance(e, builtins.slice) and e == builtins.slice(None))
+                    for e in entries[1:]):
+        return None
+    shape = x2.aval.shape
+    trailing = shape[m.ndim:]
+    vshape = v.aval.shape
+    while vshape and vshape[0] == 1 and len(vshape) > len(trailing):
+        vshape = vshape[1:]
+    if len(vshape) > len(trailing):
+        return None   # the value has one entry per masked element: needs the count
+    vb = _broadcast_value(o.reshape(v, vshape), trailing)
+    full = o.broadcast(vb, shape, dims=tuple(range(m.ndim, len(shape))))
+    mask = o.broadcast(m.node, shape, dims=tuple(range(m.ndim)))
+    return o.select(mask, full, x2)
+
+
+def setitem(x: Array, key, value) -> Array:
+    """The array `x` with `x[key]` replaced by `value` (x itself is not changed)."""
+    parsed = _parse(x, key)
+    v = _value_node(x, value)
+    x2 = o.reshape(x._node, parsed.shape)
+    out = _leading_mask_select(x2, parsed.entries, v) if not parsed.inserted else None
+    if out is None:
+        entries = parsed.entries
+        if _has_arrays(entries):
+            entries = _expand_masks(entries)
+        if _has_arrays(entries):
+            out = _set_advanced(x2, entries, v)
+        else:
+            out = _set_basic(x2, entries, v)
+    return wrap(o.reshape(out, x.shape))

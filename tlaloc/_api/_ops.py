@@ -1,0 +1,231 @@
+"""Node-level building blocks shared by indexing, searching, sorting, set and extra functions.
+
+Everything here records primitives on graph nodes (no Arrays, no argument checking). The one
+exception is `concrete`, the evaluation trigger for functions whose output *shape* depends on
+values (nonzero, unique_*, boolean masks, repeat with array repeats): it computes a few
+scalars now and leaves the rest of the work recorded.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _dtypes as dt
+from .._graph import bind, evaluate
+from .._prims import elementwise as ew
+from .._prims import indexing as ix
+from .._prims import reduce as rd
+from .._prims import scan
+from .._prims import shape as sh
+from .._prims import sort as so
+from ._core import cast, constant
+
+
+def index_dtype():
+    return dt.DEFAULTS.indexing
+
+
+def p(prim, *nodes, **params):
+    return bind(prim, nodes, params)
+
+
+def const(value, shape, dtype, device):
+    return constant(value, tuple(shape), dtype, device)
+
+
+def const_like(node, value):
+    return constant(value, node.aval.shape, node.aval.dtype, node.device)
+
+
+def iota(shape, dim, device, dtype=None):
+    return bind(sh.iota, (), {"shape": tuple(shape), "dtype": dtype or index_dtype(), "dim": dim},
+                device)
+
+
+def reshape(node, shape):
+    shape = tuple(shape)
+    if node.aval.shape == shape:
+        return node
+    return p(sh.reshape, node, shape=shape)
+
+
+def flatten(node):
+    return reshape(node, (math.prod(node.aval.shape),))
+
+
+def transpose(node, perm):
+    perm = tuple(perm)
+    if perm == tuple(range(len(perm))):
+        return node
+    return p(sh.transpose, node, perm=perm)
+
+
+def broadcast(node, shape, dims=None):
+    """Broadcast `node` to `shape`; `dims` maps its dimensions (default: trailing)."""
+    shape = tuple(shape)
+    if dims is None:
+        if node.aval.shape == shape:
+            return node
+        nd = len(node.aval.shape)
+        dims = tuple(range(len(shape) - nd, len(shape)))
+    return p(sh.broadcast_in_dim, node, shape=shape, dims=tuple(dims))
+
+
+def slice_axis(node, axis, start, stop, step=1):
+    shape = node.aval.shape
+    lo = [0] * len(shape)
+    hi = list(shape)
+    st = [1] * len(shape)
+    lo[axis], hi[axis], st[axis] = start, stop, step
+    if (start, stop, step) == (0, shape[axis], 1):
+        return node
+    return p(sh.slice, node, start=tuple(lo), limit=tuple(hi), strides=tuple(st))
+
+
+def concat(nodes, axis):
+    nodes = [n for n in nodes if n.aval.shape[axis] != 0] or nodes[:1]
+    if len(nodes) == 1:
+        return nodes[0]
+    return p(sh.concatenate, *nodes, axis=axis)
+
+
+def compare(a, b, direction):
+    return p(ew.compare, a, b, direction=direction)
+
+
+def select(pred, a, b):
+    return p(ew.select, pred, a, b)
+
+
+def isnan(node):
+    return compare(node, node, "NE")
+
+
+def logical_not(node):
+    return p(ew.bitwise_not, node)
+
+
+def normalize_indices(idx, n):
+    """int64 indices with negative values counted from the end (value + n)."""
+    idx = cast(idx, index_dtype())
+    if idx.aval.dtype.kind == "u":
+        return idx
+    negative = compare(idx, const_like(idx, 0), "LT")
+    return select(negative, p(ew.add, idx, const_like(idx, n)), idx)
+
+
+def gather_axes(x, indices, axes):
+    """x[indices[..., 0], indices[..., 1], ...] over `axes`; result: batch + other dims."""
+    return p(ix.gather, x, indices, axes=tuple(axes))
+
+
+def take_axis(x, idx, axis):
+    """x indexed by the (normalised) integer array `idx` along `axis`:
+    shape x.shape[:axis] + idx.shape + x.shape[axis+1:]. Clamps out-of-bounds values."""
+    ishape = idx.aval.shape
+    col = reshape(idx, ishape + (1,))
+    g = gather_axes(x, col, (axis,))            # ishape + rest
+    ni, nd = len(ishape), len(x.aval.shape)
+    perm = list(range(ni, ni + axis)) + list(range(ni)) + list(range(ni + axis, ni + nd - 1))
+    return transpose(g, perm)
+
+
+def cumsum(node, axis, kind="sum"):
+    if node.aval.shape[axis] <= 1:
+        return node
+    return p(scan.cumulative, node, axis=axis, kind=kind)
+
+
+def reduce(prim, node, axes):
+    axes = tuple(axes)
+    return p(prim, node, axes=axes) if axes else node
+
+
+def count_true(mask, axes=None):
+    ints = cast(mask, index_dtype())
+    axes = tuple(range(len(mask.aval.shape))) if axes is None else axes
+    return reduce(rd.reduce_sum, ints, axes)
+
+
+def argsort_keys(keys, dimension, descending=False):
+    """The stable permutation (int64) that sorts the lexicographic keys along `dimension`."""
+    shape = keys[0].aval.shape
+    order = iota(shape, dimension, keys[0].device)
+    if shape[dimension] <= 1:
+        return order
+    return p(so.sort, *keys, order, dimension=dimension, num_keys=len(keys),
+             descending=descending, output=len(keys))
+
+
+def sort_keys(keys, dimension, descending=False):
+    """`keys[0]` sorted by the lexicographic keys (one sort, no permutation)."""
+    if keys[0].aval.shape[dimension] <= 1:
+        return keys[0]
+    return p(so.sort, *keys, dimension=dimension, num_keys=len(keys), descending=descending,
+             output=0)
+
+
+def sort_key_parts(node):
+    """The keys that sort `node` in NumPy's order: complex numbers by (real, imag)."""
+    if node.aval.dtype.kind == "c":
+        return [p(ew.real, node), p(ew.imag, node)]
+    return [node]
+
+
+def concrete(*nodes, keep=()):
+    """Evaluate `nodes` (and the pending intermediates `keep`, so the next program reads
+    them instead of recomputing them); returns the values of `nodes` as NumPy arrays."""
+    evaluate(list(nodes) + list(keep))
+    return [n.device.backend.to_numpy(n.value) for n in nodes]
+
+
+def known_value(node):
+    """The host value of `node` if it is already computed, else None (computes nothing)."""
+    if node.value is None:
+        return None
+    return node.device.backend.to_numpy(node.value)
+
+
+def compact_positions(mask, count):
+    """For a 1-d bool `mask` with `count` true elements: the int64 array (count,) of the
+    positions of the true elements, in order (a cumulative sum and a scatter)."""
+    n = mask.aval.shape[0]
+    dev = mask.device
+    if count == n:
+        return iota((n,), 0, dev)
+    ones = cast(mask, index_dtype())
+    slot = p(ew.subtract, cumsum(ones, 0), const_like(ones, 1))
+    slot = select(mask, slot, const_like(slot, count))        # out of bounds: dropped
+    return p(ix.scatter, const(0, (count,), index_dtype(), dev), reshape(slot, (n, 1)),
+             iota((n,), 0, dev), axes=(0,), mode="set")
+
+
+def unravel(flat_idx, shape):
+    """Per-dimension coordinates of flat (C-order) indices in [0, prod(shape))."""
+    out = []
+    stride = math.prod(shape)
+    for d, n in enumerate(shape):
+        stride //= n
+        c = flat_idx
+        if stride != 1:
+            c = p(ew.divide, c, const_like(c, stride))
+        if d > 0:
+            c = p(ew.remainder, c, const_like(c, n))
+        out.append(c)
+    return out
+
+
+def nonzero_nodes(mask):
+    """The coordinates of the true elements of a bool node, one int64 (k,) node per
+    dimension (evaluates the count k)."""
+    shape = mask.aval.shape
+    dev = mask.device
+    n = math.prod(shape)
+    flat = flatten(mask)
+    k = 0
+    if n:
+        (k,) = concrete(count_true(flat), keep=(flat,))
+        k = int(k)
+    if k == 0:
+        return [const(0, (0,), index_dtype(), dev) for _ in shape]
+    positions = compact_positions(flat, k)
+    return unravel(positions, shape)

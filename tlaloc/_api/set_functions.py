@@ -1,0 +1,130 @@
+"""Set functions: unique_all, unique_counts, unique_inverse, unique_values, and isin.
+
+The unique functions flatten x, sort it (stably, in NumPy's order), and mark the first
+element of each run of equal values. Every NaN is distinct from every other value (NaN !=
+NaN), as the standard requires, and -0.0 equals +0.0. The number of unique values is the
+output's shape, so these functions evaluate it (one of the documented evaluation triggers);
+the values, indices, inverse indices and counts are then recorded as primitives. Results
+are in ascending order; `indices` point at the first occurrence of each value.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import _dtypes as dt
+from .._array import Array
+from .._prims import elementwise as ew
+from .._prims import indexing as ix
+from .._prims import reduce as rd
+from . import _ops as o
+from ._core import cast, check_devices, is_scalar, node_of, result_dtype, scalar_node, wrap
+from .searching import search
+
+
+class UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+def _unique(name, x, *, indices=False, inverse=False, counts=False):
+    node = node_of(name, x)
+    shape = node.aval.shape
+    dev = node.device
+    idx = o.index_dtype()
+    flat = o.flatten(node)
+    n = flat.aval.shape[0]
+    if n == 0:
+        empty = o.const(0, (0,), idx, dev)
+        return (wrap(o.const(0, (0,), node.aval.dtype, dev)), wrap(empty),
+                wrap(o.const(0, shape, idx, dev)), wrap(empty))
+    perm = o.argsort_keys(o.sort_key_parts(flat), 0)
+    ordered = o.take_axis(flat, perm, 0) if n > 1 else flat
+    first = o.const(True, (1,), dt.bool, dev)
+    if n > 1:
+        changed = o.compare(o.slice_axis(ordered, 0, 1, n), o.slice_axis(ordered, 0, 0, n - 1), "NE")
+        first = o.concat([first, changed], 0)
+    (k,) = o.concrete(o.count_true(first), keep=(first, ordered, perm))
+    k = int(k)
+    starts = o.compact_positions(first, k)
+    values = o.take_axis(ordered, starts, 0) if k != n else ordered
+    out_indices = out_inverse = out_counts = None
+    if indices:
+        out_indices = o.take_axis(perm, starts, 0) if k != n else perm
+    if counts:
+        ends = o.concat([o.slice_axis(starts, 0, 1, k), o.const(n, (1,), idx, dev)], 0)
+        out_counts = o.p(ew.subtract, ends, starts)
+    if inverse:
+        group = o.p(ew.subtract, o.cumsum(cast(first, idx), 0), o.const(1, (n,), idx, dev))
+        scattered = o.p(ix.scatter, o.const(0, (n,), idx, dev), o.reshape(perm, (n, 1)), group,
+                        axes=(0,), mode="set")
+        out_inverse = o.reshape(scattered, shape)
+    return tuple(None if v is None else wrap(v)
+                 for v in (values, out_indices, out_inverse, out_counts))
+
+
+def unique_all(x, /):
+    v, i, inv, c = _unique("unique_all", x, indices=True, inverse=True, counts=True)
+    return UniqueAllResult(v, i, inv, c)
+
+
+def unique_counts(x, /):
+    v, _, _, c = _unique("unique_counts", x, counts=True)
+    return UniqueCountsResult(v, c)
+
+
+def unique_inverse(x, /):
+    v, _, inv, _ = _unique("unique_inverse", x, inverse=True)
+    return UniqueInverseResult(v, inv)
+
+
+def unique_values(x, /):
+    return _unique("unique_values", x)[0]
+
+
+def isin(x1, x2, /, *, invert=False):
+    """Whether each element of x1 occurs in x2 (x2 is flattened); `invert` negates the
+    result. Either argument may be a Python scalar, not both. NaN is in nothing."""
+    for name, v in (("x1", x1), ("x2", x2)):
+        if not isinstance(v, Array) and not is_scalar(v):
+            raise TypeError(f"isin: {name} must be a tlaloc array or a Python scalar, "
+                            f"got {type(v).__name__}")
+    if not isinstance(invert, bool):
+        raise TypeError(f"isin: invert must be a bool, got {invert!r}")
+    d = result_dtype("isin", x1, x2)
+    arrays = [v._node for v in (x1, x2) if isinstance(v, Array)]
+    dev = check_devices("isin", *arrays)
+    a, b = (cast(v._node, d) if isinstance(v, Array) else scalar_node(v, d, dev)
+            for v in (x1, x2))
+    b = o.flatten(b)
+    m = b.aval.shape[0]
+    shape = a.aval.shape
+    if m == 0:
+        found = o.const(False, shape, dt.bool, dev)
+    elif d.kind == "c" or m == 1:
+        wide = shape + (m,)
+        eq = o.compare(o.broadcast(a, wide, dims=tuple(range(len(shape)))),
+                       o.broadcast(b, wide, dims=(len(shape),)), "EQ")
+        found = o.p(rd.reduce_max, eq, axes=(len(shape),))
+    else:
+        ordered = o.sort_keys([b], 0)
+        position = search(ordered, a, "left")
+        found = o.compare(o.take_axis(ordered, position, 0), a, "EQ")   # gather clamps
+    if invert:
+        found = o.logical_not(found)
+    return wrap(found)
+
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "isin",
+           "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]

@@ -1,0 +1,162 @@
+"""Gather and scatter along a set of axes, in one simple form.
+
+Both primitives index the axes `axes` of an operand `x` with an integer array `idx` of shape
+`batch + (len(axes),)`: the vector `idx[b]` holds one coordinate per indexed axis, in the order
+of `axes`. The remaining ("window") axes of `x` are taken whole.
+
+  * `gather(x, idx, *, axes)` has shape `batch + rest`, where `rest` are the dimensions of `x`
+    not in `axes`, in order: `out[b, r] = x[idx[b] on axes, r on the others]`.
+    Out-of-bounds coordinates are **clamped** to `[0, n - 1]` (StableHLO's rule).
+  * `scatter(x, idx, updates, *, axes, mode)` returns `x` with `updates[b, r]` combined into
+    the element `idx[b]` on `axes`; `updates` has shape `batch + rest`. `mode` is the combiner:
+    "set" (replace), "add", "mul", "min" or "max" (on bool: "add"/"max" are or, "mul"/"min"
+    are and). Out-of-bounds coordinates (negative ones included) are **dropped**. With "set"
+    and duplicate coordinates the last update wins in the interpreter; XLA does not promise an
+    order.
+
+Negative coordinates are *not* wrapped: the namespace normalises them before binding.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..lowering.stablehlo import tensor_type
+from .core import aval, declare
+
+
+def _ints(values) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _check(name, x, idx, axes):
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"internal: {name} indices must be integers, got {idx.dtype}")
+    if not idx.shape or idx.shape[-1] != len(axes):
+        raise ValueError(f"internal: {name} indices of shape {idx.shape} for axes {axes}")
+    if len(set(axes)) != len(axes) or any(not 0 <= a < len(x.shape) for a in axes):
+        raise ValueError(f"internal: {name} axes {axes} for a {len(x.shape)}-d operand")
+    if any(x.shape[a] == 0 for a in axes):
+        raise ValueError(f"internal: {name} along an axis of size 0")
+    batch = tuple(idx.shape[:-1])
+    rest = tuple(n for i, n in enumerate(x.shape) if i not in axes)
+    return batch, rest
+
+
+# ----------------------------------------------------------------------------- gather
+
+def _gather_infer(x, idx, *, axes):
+    batch, rest = _check("gather", x, idx, axes)
+    return aval(batch + rest, x.dtype)
+
+
+def _gather_emit(ctx, x, idx, *, axes):
+    xa, ia = ctx.in_avals
+    nb = len(ia.shape) - 1
+    n_rest = len(xa.shape) - len(axes)
+    sizes = [1 if d in axes else n for d, n in enumerate(xa.shape)]
+    dims = (f"#stablehlo.gather<offset_dims = {_ints(range(nb, nb + n_rest))}, "
+            f"collapsed_slice_dims = {_ints(sorted(axes))}, "
+            f"start_index_map = {_ints(axes)}, index_vector_dim = {nb}>")
+    return ctx.simple("stablehlo.gather", x, idx,
+                      attrs=f"dimension_numbers = {dims}, indices_are_sorted = false, "
+                            f"slice_sizes = array<i64{': ' if sizes else ''}{', '.join(map(str, sizes))}>")
+
+
+def _coords(x_shape, idx, axes, clamp):
+    """Per-axis int64 coordinate arrays (clamped, or with a validity mask)."""
+    cols, valid = [], np.ones(idx.shape[:-1], dtype=bool)
+    for k, a in enumerate(axes):
+        c = idx[..., k]
+        n = x_shape[a]
+        if c.dtype.kind == "u":
+            big = c >= np.uint64(n)
+            c = np.where(big, n, c).astype(np.int64)
+        else:
+            c = c.astype(np.int64)
+        if clamp:
+            c = np.clip(c, 0, n - 1)
+        else:
+            valid &= (c >= 0) & (c < n)
+        cols.append(c)
+    return cols, valid
+
+
+def _gather_impl(x, idx, *, axes):
+    cols, _ = _coords(x.shape, idx, axes, clamp=True)
+    front = np.moveaxis(x, axes, tuple(range(len(axes))))
+    return front[tuple(cols)]
+
+
+gather = declare("gather", infer=_gather_infer, emit=_gather_emit, impl=_gather_impl)
+
+
+# ----------------------------------------------------------------------------- scatter
+
+SCATTER_MODES = ("set", "add", "mul", "min", "max")
+
+
+def _scatter_infer(x, idx, updates, *, axes, mode):
+    if mode not in SCATTER_MODES:
+        raise ValueError(f"internal: scatter mode {mode!r}")
+    batch, rest = _check("scatter", x, idx, axes)
+    if updates.shape != batch + rest or updates.dtype is not x.dtype:
+        raise ValueError(f"internal: scatter updates {updates} for operand {x} and indices {idx}")
+    if x.dtype.kind == "c" and mode in ("min", "max"):
+        raise TypeError("internal: scatter min/max of complex numbers")
+    return x
+
+
+def _combiner(mode, dtype):
+    if mode == "set":
+        return None
+    if dtype.kind == "b":
+        return "stablehlo.or" if mode in ("add", "max") else "stablehlo.and"
+    return {"add": "stablehlo.add", "mul": "stablehlo.multiply",
+            "min": "stablehlo.minimum", "max": "stablehlo.maximum"}[mode]
+
+
+def _scatter_emit(ctx, x, idx, updates, *, axes, mode):
+    xa, ia, _ = ctx.in_avals
+    nb = len(ia.shape) - 1
+    n_rest = len(xa.shape) - len(axes)
+    t = tensor_type(aval((), xa.dtype))
+    a, b = ctx.fresh(), ctx.fresh()
+    body = _combiner(mode, xa.dtype)
+    if body is None:
+        inner, result = "", b
+    else:
+        result = ctx.fresh()
+        inner = f'        {result} = "{body}"({a}, {b}) : ({t}, {t}) -> {t}\n'
+    region = (f"{{\n      ^bb0({a}: {t}, {b}: {t}):\n{inner}"
+              f'        "stablehlo.return"({result}) : ({t}) -> ()\n    }}')
+    dims = (f"#stablehlo.scatter<update_window_dims = {_ints(range(nb, nb + n_rest))}, "
+            f"inserted_window_dims = {_ints(sorted(axes))}, "
+            f"scatter_dims_to_operand_dims = {_ints(axes)}, index_vector_dim = {nb}>")
+    return ctx.op("stablehlo.scatter", (x, idx, updates), ctx.in_avals, ctx.out_aval,
+                  attrs=f"indices_are_sorted = false, scatter_dimension_numbers = {dims}, "
+                        "unique_indices = false", regions=region)
+
+
+_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _scatter_impl(x, idx, updates, *, axes, mode):
+    cols, valid = _coords(x.shape, idx, axes, clamp=False)
+    out = np.array(x, copy=True)
+    front = np.moveaxis(out, axes, tuple(range(len(axes))))   # a view of `out`
+    where = tuple(c[valid] for c in cols)
+    ups = updates[valid]
+    if mode == "set":
+        front[where] = ups   # NumPy assigns in order: the last duplicate wins
+    elif out.dtype == np.bool_:
+        fn = np.logical_or if mode in ("add", "max") else np.logical_and
+        fn.at(front, where, ups)
+    else:
+        with np.errstate(all="ignore"):
+            _UFUNC[mode].at(front, where, ups)
+    return out
+
+
+scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl)
+
+__all__ = ["gather", "scatter", "SCATTER_MODES"]
