@@ -11,7 +11,8 @@ from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, f
 from ._array import Array
 from ._devices import Device, device, available_devices as devices
 from ._graph import ConcretizationError
-from ._runtime_api import cache_info, eval, reset_cache_info, stablehlo, wait_for_compiles
+from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,
+                           wait_for_compiles)
 from ._api.creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full,
                             full_like, linspace, meshgrid, ones, ones_like, tril, triu, zeros,
                             zeros_like)
@@ -38,6 +39,8 @@ from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse,
 from ._api.extra import (cumulative_prod, cumulative_sum, diff, repeat, roll, take,
                          take_along_axis, tile)
 
+from . import fft, linalg  # the extensions: tlaloc.linalg, tlaloc.fft
+
 __array_api_version__ = "2025.12"
 __version__ = "0.1.0"
 
@@ -56,3 +59,4 @@ from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
 from ._graph import DonatedArrayError
 from ._jit import compile_log, jit
+from .autodiff.source import grad_source

@@ -29,6 +29,10 @@ class Aval(NamedTuple):
 RETAIN_GRAPH = 0
 
 
+# Called with every recorded node while set (tlaloc.grad_source names nodes this way).
+ON_BIND = None
+
+
 def retain_graph(delta: int) -> None:
     global RETAIN_GRAPH
     RETAIN_GRAPH += delta
@@ -85,6 +89,8 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     if device is None:
         device = inputs[0].device
     node = Node(prim, inputs, params, aval, device)
+    if ON_BIND is not None:
+        ON_BIND(node)
     depth = 0
     for n in inputs:
         if n.pending > depth:

@@ -54,3 +54,21 @@ def wait_for_compiles() -> None:
         backend = d._backend
         if backend is not None and hasattr(backend, "wait_for_compiles"):
             backend.wait_for_compiles()
+
+
+def primitive(name: str, *operands, device=None, **params):
+    """Apply the primitive `name` to arrays directly (grad_source writes this for operations
+    that have no spelling in the namespace). Parameters are the primitive's own."""
+    from ._api._core import check_devices, resolve_device
+    from ._graph import bind
+    from ._prims import REGISTRY
+    prim = REGISTRY.get(name)
+    if prim is None:
+        raise ValueError(f"tlaloc.primitive: unknown primitive {name!r}")
+    nodes = []
+    for x in operands:
+        if not isinstance(x, Array):
+            raise TypeError(f"tlaloc.primitive: operands must be tlaloc arrays, got {type(x).__name__}")
+        nodes.append(x._node)
+    dev = check_devices(name, *nodes) if nodes else resolve_device(device)
+    return Array._from_node(bind(prim, tuple(nodes), params, dev))

@@ -120,6 +120,16 @@ def transpose(a, perm):
     return p(sh.transpose, a, perm=tuple(perm))
 
 
+def py_literal(value) -> str:
+    """A Python expression for a scalar, as grad_source writes it."""
+    if isinstance(value, float):
+        if value != value:
+            return "xp.nan"
+        if value in (float("inf"), float("-inf")):
+            return "xp.inf" if value > 0 else "-xp.inf"
+    return repr(value)
+
+
 # ----------------------------------------------------------------------------- rule factories
 
 def elementwise_rules(*partials):

@@ -16,17 +16,18 @@ def _emit_first(ctx, x, *rest, **params):
 
 # The variable a derivative is taken with respect to: identity, and linear.
 variable = declare(
-    "variable", infer=_first, emit=_emit_first, impl=_first,
+    "variable", infer=_first, emit=_emit_first, impl=_first, source="{0}",
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
 
 # Blocks derivatives: zero tangent, zero cotangent.
 stop_gradient = declare(
-    "stop_gradient", infer=_first, emit=_emit_first, impl=_first, **ad.no_derivative())
+    "stop_gradient", infer=_first, emit=_emit_first, impl=_first, source="{0}",
+    **ad.no_derivative())
 
 # Keeps XLA from merging a recomputation (checkpoint) with the forward pass.
 optimization_barrier = declare(
-    "optimization_barrier", infer=_first, impl=_first,
+    "optimization_barrier", infer=_first, impl=_first, source="{0}",
     emit=lambda ctx, x: ctx.simple("stablehlo.optimization_barrier", x),
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
@@ -47,4 +48,5 @@ def _custom_rules():
 # arguments, so the derivative flows to them through the rule (param `rule`), never through
 # the function's own recorded operations.
 custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
+                      source="{0}",
                       **_custom_rules())

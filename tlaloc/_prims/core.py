@@ -5,7 +5,10 @@ A primitive has
   * `emit(ctx, *operands, **params) -> str`: StableHLO text through a lowering context,
     returning the SSA name of the result;
   * `impl(*arrays, **params) -> ndarray`: NumPy with StableHLO semantics (the interpreter);
-  * `jvp` / `vjp`: derivative rules written in primitives (filled in by tlaloc.autodiff).
+  * `jvp` / `vjp`: derivative rules written in primitives (see _prims/ad.py);
+  * `source`: how the operation reads as Python with the namespace (tlaloc.grad_source):
+    a format string over the operands ("{0} + {1}", "xp.exp({0})") or a function
+    `source(ctx, *operands, **params) -> str`; None falls back to `xp.primitive(...)`.
 """
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ REGISTRY: dict = {}
 
 
 class Primitive:
-    __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "__weakref__")
+    __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "__weakref__")
 
-    def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None):
+    def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -26,6 +29,7 @@ class Primitive:
         self.impl = impl
         self.jvp = jvp
         self.vjp = vjp
+        self.source = source
         REGISTRY[name] = self
 
     def __repr__(self):
@@ -35,8 +39,8 @@ class Primitive:
         return (REGISTRY.__getitem__, (self.name,))
 
 
-def declare(name, *, infer, emit, impl, jvp=None, vjp=None) -> Primitive:
-    return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp)
+def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None) -> Primitive:
+    return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source)
 
 
 def same_as_input(x, *rest, **params):

@@ -23,7 +23,7 @@ def _quiet(fn):
     return impl
 
 
-def _unary(name, hlo, impl, kinds, result=None, rules=None):
+def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None):
     """Declare a one-operand primitive; `result` maps the operand dtype to the result's;
     `rules` are its derivative rules (see _prims/ad.py)."""
     check = kinds_check(name, kinds)
@@ -33,12 +33,13 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None):
         return x if result is None else aval(x.shape, result(x.dtype))
 
     return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=_quiet(impl),
-                   **(rules or ad.no_derivative()))
+                   source=source or f"xp.{name}({{0}})", **(rules or ad.no_derivative()))
 
 
-def _binary(name, hlo, impl, kinds, rules=None):
+def _binary(name, hlo, impl, kinds, rules=None, source=None):
     return declare(name, infer=kinds_check(name, kinds),
                    emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=_quiet(impl),
+                   source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
                    **(rules or ad.no_derivative()))
 
 
@@ -73,13 +74,19 @@ def _remainder(x, y):
 
 def _power(x, y):
     if x.dtype.kind in "iu":
-        negative = y < 0
-        r = np.power(x, np.where(negative, 0, y))
+        # XLA squares and multiplies over the exponent's low 6 bits only, and compares the
+        # exponent with 0 as a signed number (an unsigned one with its top bit set counts as
+        # negative); tlaloc.pow corrects exponents >= 64 above this primitive
         if x.dtype.kind == "i":
-            # x**-n is 0 except for |x| == 1 (and 0**-n, which XLA also makes 0)
-            inv = np.where(x == 1, 1, np.where(x == -1, np.where(y % 2 == 0, 1, -1), 0))
-            r = np.where(negative, inv.astype(x.dtype), r)
-        return r
+            negative = y < 0
+        else:
+            negative = y >= np.array(1 << (x.dtype.itemsize * 8 - 1), dtype=y.dtype)
+        r = np.power(x, np.where(negative, 0, y & 63).astype(y.dtype))
+        # x**-n is 0 except for x == 1 and x == -1 (all bits set, unsigned too), and 0**-n,
+        # which XLA also makes 0
+        minus_one = np.array(-1).astype(x.dtype)
+        inv = np.where(x == 1, 1, np.where(x == minus_one, np.where(y % 2 == 0, 1, minus_one), 0))
+        return np.where(negative, inv.astype(x.dtype), r)
     return np.power(x, y)
 
 
@@ -166,15 +173,16 @@ def _abs_vjp(ct, x, *, out):
 _ABS_RULES = {"jvp": _abs_jvp, "vjp": _abs_vjp}
 
 
-add = _binary("add", "stablehlo.add", np.add, _NUM, rules=_ADD_RULES)
-subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, rules=_SUBTRACT_RULES)
-multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, rules=ad.elementwise_rules(
+add = _binary("add", "stablehlo.add", np.add, _NUM, source="{0} + {1}", rules=_ADD_RULES)
+subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, source="{0} - {1}", rules=_SUBTRACT_RULES)
+multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="{0} * {1}", rules=ad.elementwise_rules(
     lambda x, y, out: y, lambda x, y, out: x))
-divide = _binary("divide", "stablehlo.divide", _divide, _NUM, rules=ad.elementwise_rules(
+divide = _binary("divide", "stablehlo.divide", _divide, _NUM, source=lambda ctx, x, y: (
+    f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
     lambda x, y, out: ad.div(ad.const(y, 1), y), lambda x, y, out: ad.neg(ad.div(out, y))))
-remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", rules=ad.elementwise_rules(
+remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, rules=ad.elementwise_rules(
     lambda x, y, out: ad.const(x, 1), lambda x, y, out: ad.neg(_trunc(ad.div(x, y)))))
-power = _binary("power", "stablehlo.power", _power, _NUM, rules=ad.elementwise_rules(
+power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
 maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
@@ -184,18 +192,18 @@ atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f", rules=ad.elementwis
     lambda x, y, out: ad.div(y, _sumsq(x, y)), lambda x, y, out: ad.neg(ad.div(x, _sumsq(x, y)))))
 nextafter = _binary("nextafter", "chlo.next_after", np.nextafter, "f")
 
-bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu")
-bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, "biu")
-bitwise_xor = _binary("xor", "stablehlo.xor", np.bitwise_xor, "biu")
-shift_left = _binary("shift_left", "stablehlo.shift_left", _shift("left"), "iu")
+bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu", source="{0} & {1}")
+bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, "biu", source="{0} | {1}")
+bitwise_xor = _binary("xor", "stablehlo.xor", np.bitwise_xor, "biu", source="{0} ^ {1}")
+shift_left = _binary("shift_left", "stablehlo.shift_left", _shift("left"), "iu", source="{0} << {1}")
 shift_right_arithmetic = _binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic",
-                                 _shift("arithmetic"), "iu")
+                                 _shift("arithmetic"), "iu", source="{0} >> {1}")
 shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logical",
-                              _shift("logical"), "iu")
+                              _shift("logical"), "iu", source=False)
 
-negate = _unary("negate", "stablehlo.negate", np.negative, _NUM, rules=ad.elementwise_rules(
+negate = _unary("negate", "stablehlo.negate", np.negative, _NUM, source="-{0}", rules=ad.elementwise_rules(
     lambda x, out: ad.const(x, -1)))
-bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu")
+bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu", source="~{0}")
 abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of, rules=_ABS_RULES)
 sign = _unary("sign", "stablehlo.sign", _sign, "ifc")
 exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, rules=ad.elementwise_rules(
@@ -208,9 +216,10 @@ log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.e
     lambda x, out: _inv(ad.add(x, ad.const(x, 1)))))
 sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: ad.div(ad.const(out, 0.5), out)))
-rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT,
+rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",
               rules=ad.elementwise_rules(lambda x, out: ad.mul(ad.const(x, -0.5), ad.div(out, x))))
 logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT,
+                 source="1 / (1 + xp.exp(-{0}))",
                  rules=ad.elementwise_rules(lambda x, out: ad.mul(out, ad.sub(ad.const(out, 1), out))))
 sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: ad.p(cos, x)))
@@ -238,8 +247,9 @@ atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, rules=ad.elementwise
     lambda x, out: _inv(ad.sub(ad.const(x, 1), ad.square(x)))))
 floor = _unary("floor", "stablehlo.floor", np.floor, "f")
 ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
-round_even = _unary("round_even", "stablehlo.round_nearest_even", np.rint, "f")
-is_finite = _unary("is_finite", "stablehlo.is_finite", np.isfinite, "f", result=lambda d: dt.bool)
+round_even = _unary("round_even", "stablehlo.round_nearest_even", np.rint, "f", source="xp.round({0})")
+is_finite = _unary("is_finite", "stablehlo.is_finite", np.isfinite, "f", result=lambda d: dt.bool,
+                   source="xp.isfinite({0})")
 real = _unary("real", "stablehlo.real", np.real, "c", result=dt.real_of, rules={
     "jvp": lambda tangents, x, *, out: ad.p(real, tangents[0]),
     "vjp": lambda ct, x, *, out: (ad.p(complex, ct, ad.zeros(ct)),)})
@@ -255,15 +265,24 @@ def _complex_infer(re, im):
     return aval(re.shape, dt.complex_of(re.dtype))
 
 
+def _complex_impl(re, im):
+    # not re + 1j * im: 1j * inf has a NaN real part, and -0.0 parts lose their sign
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), dtype=np.result_type(re, im, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
 complex = declare("complex", infer=_complex_infer,
                   emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
-                  impl=lambda re, im: re + 1j * im.astype(np.result_type(im, np.complex64)),
+                  impl=lambda re, im: _complex_impl(re, im),
+                  source=lambda ctx, re, im: f"xp.astype({re}, xp.{ctx.out_aval.dtype}) + 1j * {im}",
                   **ad.linear_rules(lambda ct, re, im, *, out: (ad.p(real, ct), ad.p(imag, ct))))
 
 
 # ----------------------------------------------------------------------------- compare / select
 
 _DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
+_PY_COMPARE = dict(zip(_DIRECTIONS, ("==", "!=", "<", "<=", ">", ">=")))
 _NUMPY_COMPARE = dict(zip(_DIRECTIONS, (np.equal, np.not_equal, np.less, np.less_equal,
                                         np.greater, np.greater_equal)))
 
@@ -287,6 +306,7 @@ def _compare_emit(ctx, x, y, *, direction):
 
 compare = declare("compare", infer=_compare_infer, emit=_compare_emit,
                   impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y),
+                  source=lambda ctx, x, y, *, direction: f"{x} {_PY_COMPARE[direction]} {y}",
                   **ad.no_derivative())
 
 
@@ -311,7 +331,8 @@ def _select_vjp(ct, pred, a, b, *, out):
 
 select = declare("select", infer=_select_infer,
                  emit=lambda ctx, p, a, b: ctx.simple("stablehlo.select", p, a, b),
-                 impl=lambda p, a, b: np.where(p, a, b), jvp=_select_jvp, vjp=_select_vjp)
+                 impl=lambda p, a, b: np.where(p, a, b), jvp=_select_jvp, vjp=_select_vjp,
+                 source="xp.where({0}, {1}, {2})")
 
 
 # ----------------------------------------------------------------------------- convert
@@ -351,7 +372,8 @@ def _convert_vjp(ct, x, *, out, dtype):
 
 convert = declare("convert", infer=_convert_infer,
                   emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.convert", x),
-                  impl=_quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp)
+                  impl=_quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp,
+                  source=lambda ctx, x, *, dtype: f"xp.astype({x}, xp.{dtype})")
 
 
 def _bitcast_infer(x, *, dtype):
@@ -363,4 +385,4 @@ def _bitcast_infer(x, *, dtype):
 bitcast_convert = declare(
     "bitcast_convert", infer=_bitcast_infer,
     emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
-    impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy), **ad.no_derivative())
+    impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy).reshape(x.shape), **ad.no_derivative())

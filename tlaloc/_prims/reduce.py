@@ -58,7 +58,12 @@ def _reduction(kind, numpy_fn, kinds):
         with np.errstate(all="ignore"):
             return numpy_fn(x, axis=axes)
 
-    return declare(name, infer=infer, emit=emit, impl=impl, **_REDUCE_RULES[kind])
+    def source(ctx, x, *, axes):
+        dtype = ctx.out_aval.dtype
+        keep = f", dtype=xp.{dtype}" if kind in ("sum", "prod") and dtype.kind in "iu" else ""
+        return f"xp.{kind}({x}, axis={axes}{keep})"
+
+    return declare(name, infer=infer, emit=emit, impl=impl, source=source, **_REDUCE_RULES[kind])
 
 
 def _expand(node, x, axes):
@@ -194,5 +199,17 @@ def _dot_vjp(ct, lhs, rhs, *, out, contract, batch):
     return (ct_l, ct_r)
 
 
+def _dot_source(ctx, lhs, rhs, *, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    nl, nr = len(ctx.in_avals[0].shape), len(ctx.in_avals[1].shape)
+    if not lb:
+        return f"xp.tensordot({lhs}, {rhs}, axes=({list(lc)}, {list(rc)}))"
+    nb = len(lb)
+    if (tuple(lb) == tuple(rb) == tuple(range(nb)) and nl == nr == nb + 2
+            and tuple(lc) == (nb + 1,) and tuple(rc) == (nb,)):
+        return f"{lhs} @ {rhs}"
+    return None
+
+
 dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,
-                      jvp=_dot_jvp, vjp=_dot_vjp)
+                      jvp=_dot_jvp, vjp=_dot_vjp, source=_dot_source)

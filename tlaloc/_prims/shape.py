@@ -35,8 +35,17 @@ def _broadcast_transpose(ct, x, *, out, shape, dims):
     return (ad.reshape(ad.sum_axes(ct, tuple(sorted(summed))), x.aval.shape),)
 
 
+def _broadcast_source(ctx, x, *, shape, dims):
+    if tuple(dims) == tuple(range(len(shape) - len(dims), len(shape))):
+        return f"xp.broadcast_to({x}, {shape})"
+    expanded = [1] * len(shape)
+    for i, d in enumerate(dims):
+        expanded[d] = ctx.in_avals[0].shape[i]
+    return f"xp.broadcast_to(xp.reshape({x}, {tuple(expanded)}), {shape})"
+
+
 broadcast_in_dim = declare(
-    "broadcast_in_dim", infer=_broadcast_infer, impl=_broadcast_impl,
+    "broadcast_in_dim", infer=_broadcast_infer, impl=_broadcast_impl, source=_broadcast_source,
     **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
         "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
@@ -51,6 +60,7 @@ def _reshape_infer(x, *, shape):
 reshape = declare("reshape", infer=_reshape_infer,
                   emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
                   impl=lambda x, *, shape: np.reshape(x, shape),
+                  source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
                   **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
 
 
@@ -60,6 +70,7 @@ transpose = declare(
     emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
                                             attrs=f"permutation = {_i64s(perm)}"),
     impl=lambda x, *, perm: np.transpose(x, perm),
+    source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
     **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
 
 
@@ -83,8 +94,16 @@ def _scalar_zero(like):
     return bind(constant, (), {"shape": (), "dtype": like.aval.dtype, "value": 0}, like.device)
 
 
+def _slice_source(ctx, x, *, start, limit, strides):
+    parts = []
+    for lo, hi, st, n in zip(start, limit, strides, ctx.in_avals[0].shape):
+        text = f"{lo or ''}:{'' if hi == n else hi}" + (f":{st}" if st != 1 else "")
+        parts.append(text)
+    return f"{x}[{', '.join(parts)}]"
+
+
 slice = declare(
-    "slice", infer=_slice_infer, **ad.linear_rules(_slice_transpose),
+    "slice", infer=_slice_infer, source=_slice_source, **ad.linear_rules(_slice_transpose),
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
@@ -96,6 +115,7 @@ reverse = declare(
     "reverse", infer=lambda x, *, dims: x,
     emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
+    source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
     **ad.linear_rules(lambda ct, x, *, out, dims: (ad.p(reverse, ct, dims=dims),)))
 
 
@@ -124,6 +144,7 @@ def _concat_transpose(ct, *xs, out, axis):
 
 concatenate = declare(
     "concatenate", infer=_concat_infer, **ad.linear_rules(_concat_transpose),
+    source=lambda ctx, *xs, axis: f"xp.concat([{', '.join(xs)}], axis={axis})",
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis))
 
@@ -136,8 +157,16 @@ def _iota_impl(*, shape, dtype, dim):
     return np.broadcast_to(line.reshape(view), shape)
 
 
+def _iota_source(ctx, *, shape, dtype, dim):
+    line = f"xp.arange({shape[dim]}, dtype=xp.{dtype})"
+    if len(shape) == 1:
+        return line
+    view = tuple(n if i == dim else 1 for i, n in enumerate(shape))
+    return f"xp.broadcast_to(xp.reshape({line}, {view}), {shape})"
+
+
 iota = declare(
-    "iota", infer=lambda *, shape, dtype, dim: aval(shape, dtype),
+    "iota", infer=lambda *, shape, dtype, dim: aval(shape, dtype), source=_iota_source,
     emit=lambda ctx, *, shape, dtype, dim: ctx.op(
         "stablehlo.iota", (), (), ctx.out_aval, attrs=f"iota_dimension = {dim} : i64"),
     impl=_iota_impl)
@@ -149,6 +178,7 @@ def _constant_emit(ctx, *, shape, dtype, value):
 
 constant = declare(
     "constant", infer=lambda *, shape, dtype, value: aval(shape, dtype),
+    source=lambda ctx, *, shape, dtype, value: f"xp.full({shape}, {ad.py_literal(value)}, dtype=xp.{dtype})",
     emit=_constant_emit,
     impl=lambda *, shape, dtype, value: np.full(shape, value, dtype=dtype.numpy))
 

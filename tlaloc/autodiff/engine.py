@@ -65,8 +65,10 @@ class Tape:
         self.order = order
         self.depends = depends
 
-    def backward(self, seeds: dict) -> dict:
-        """Cotangents of the variables given cotangents of outputs ({node: ct})."""
+    def backward(self, seeds: dict, observer=None) -> dict:
+        """Cotangents of the variables given cotangents of outputs ({node: ct}).
+        `observer(node, ct)`, if given, is told each node's total cotangent before its
+        rule runs (tlaloc.grad_source uses it to name the backward pass)."""
         cts = dict(seeds)
         for node, inputs in reversed(self.order):
             if node in self.variables:
@@ -74,6 +76,8 @@ class Tape:
             ct = cts.pop(node, None)
             if ct is None:
                 continue
+            if observer is not None:
+                observer(node, ct)
             rule = node.prim.vjp
             if rule is None:
                 raise NotImplementedError(f"no reverse-mode rule for primitive '{node.prim.name}'")
