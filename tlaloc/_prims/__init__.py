@@ -1,6 +1,7 @@
 """All primitives. Importing this package declares them in `core.REGISTRY`."""
 from . import core, elementwise, reduce, shape  # noqa: F401
 from . import indexing, scan, sort  # noqa: F401
+from . import fft, linalg  # noqa: F401
 from .core import REGISTRY, Primitive
 
 __all__ = ["REGISTRY", "Primitive"]

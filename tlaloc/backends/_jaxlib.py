@@ -16,6 +16,7 @@ import importlib.metadata as metadata
 import importlib.util
 import pathlib
 import pkgutil
+import threading
 import types
 
 import numpy as np
@@ -135,6 +136,28 @@ def _host_cpu() -> str:
 @functools.lru_cache(maxsize=None)
 def cpu_client():
     return xc.make_cpu_client()
+
+
+_lapack_ready = False
+_lapack_lock = threading.Lock()
+
+
+def ensure_lapack() -> None:
+    """Make jaxlib's LAPACK custom-call targets (`lapack_?getrf_ffi`, ...) usable on the CPU
+    client: bind the LAPACK routines (`_lapack.initialize()`, which imports scipy; executing
+    a LAPACK custom call without it segfaults the process) and register every target.
+    Idempotent; call it before compiling or loading a program that uses one."""
+    global _lapack_ready
+    if _lapack_ready:
+        return
+    with _lapack_lock:
+        if _lapack_ready:
+            return
+        from jaxlib import lapack
+        lapack._lapack.initialize()
+        for name, fn, api_version in lapack.registrations()["cpu"]:
+            xc.register_custom_call_target(name, fn, platform="cpu", api_version=api_version)
+        _lapack_ready = True
 
 
 # ----------------------------------------------------------------------------- plugins

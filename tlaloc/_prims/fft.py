@@ -1,0 +1,72 @@
+"""The discrete Fourier transform primitive: `stablehlo.fft` over the trailing 1 to 3 axes.
+
+  FFT / IFFT   complex -> complex, same shape; IFFT includes the 1/n factor.
+  RFFT         real (..., n) -> complex (..., n//2 + 1), the non-negative frequencies.
+  IRFFT        complex (..., n//2 + 1) -> real (..., n); the inverse of RFFT (with 1/n).
+
+`fft_length` is the size of each transformed axis (for IRFFT, of the real output). Axes other
+than the trailing ones, padding, trimming and the `norm` scaling are the namespace's work
+(tlaloc/fft.py). The interpreter follows NumPy's pocketfft, computed in the operand's
+precision.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .core import aval, declare
+
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+
+
+def _infer(x, *, fft_type, fft_length):
+    if fft_type not in FFT_TYPES:
+        raise ValueError(f"fft: fft_type must be one of {FFT_TYPES}, got {fft_type!r}")
+    k = len(fft_length)
+    if not 1 <= k <= 3 or k > len(x.shape):
+        raise ValueError(f"fft: fft_length {fft_length} must name 1 to 3 trailing axes of {x.shape}")
+    if any(n < 1 for n in fft_length):
+        raise ValueError(f"fft: fft_length {fft_length} must be positive")
+    lead, tail = x.shape[:-k], tuple(x.shape[-k:])
+    if fft_type == "RFFT":
+        if x.dtype not in (dt.float32, dt.float64):
+            raise TypeError(f"fft: RFFT needs float32 or float64, got {x.dtype}")
+        if tail != tuple(fft_length):
+            raise ValueError(f"fft: RFFT operand {x.shape} does not end in {fft_length}")
+        return aval(lead + tail[:-1] + (fft_length[-1] // 2 + 1,), dt.complex_of(x.dtype))
+    if x.dtype not in (dt.complex64, dt.complex128):
+        raise TypeError(f"fft: {fft_type} needs complex64 or complex128, got {x.dtype}")
+    if fft_type == "IRFFT":
+        want = tuple(fft_length[:-1]) + (fft_length[-1] // 2 + 1,)
+        if tail != want:
+            raise ValueError(f"fft: IRFFT operand {x.shape} must end in {want}")
+        return aval(lead + tuple(fft_length), dt.real_of(x.dtype))
+    if tail != tuple(fft_length):
+        raise ValueError(f"fft: operand {x.shape} does not end in {fft_length}")
+    return x
+
+
+def _emit(ctx, x, *, fft_type, fft_length):
+    if any(n == 0 for n in ctx.out_aval.shape) or any(n == 0 for n in ctx.in_avals[0].shape):
+        return ctx.constant(0, ctx.out_aval)
+    return ctx.simple("stablehlo.fft", x, attrs=(
+        f"fft_type = #stablehlo<fft_type {fft_type}>, "
+        f"fft_length = array<i64: {', '.join(map(str, fft_length))}>"))
+
+
+def _impl(x, *, fft_type, fft_length):
+    axes = tuple(range(-len(fft_length), 0))
+    if x.size == 0:
+        shape = _infer(aval(x.shape, dt.from_numpy(x.dtype)), fft_type=fft_type,
+                       fft_length=fft_length)
+        return np.zeros(shape.shape, shape.dtype.numpy)
+    if fft_type == "FFT":
+        return np.fft.fftn(x, axes=axes)
+    if fft_type == "IFFT":
+        return np.fft.ifftn(x, axes=axes)
+    if fft_type == "RFFT":
+        return np.fft.rfftn(x, axes=axes)
+    return np.fft.irfftn(x, s=fft_length, axes=axes)
+
+
+fft = declare("fft", infer=_infer, emit=_emit, impl=_impl)

@@ -1,0 +1,674 @@
+"""Linear-algebra primitives: factorisations and triangular solves over the last two axes
+(leading axes are a batch).
+
+Native StableHLO where it exists (`stablehlo.cholesky`, `stablehlo.triangular_solve`); the
+other factorisations are calls to jaxlib's LAPACK FFI targets (`lapack_?getrf_ffi`, ...), which
+the PJRT CPU backend registers on first use (`backends/_jaxlib.ensure_lapack`). What those
+targets expect (column-major layouts, `mhlo.backend_config` attributes as ASCII `ui8` codes,
+an `info` result per matrix) is recorded in docs/runtime-notes-linalg.md.
+
+Packed results. The graph has single-result nodes, and XLA does not promise to merge two
+identical custom calls, so a factorisation whose outputs are all needed (eigenvectors and
+eigenvalues, U S Vh, ...) must not be two nodes. Such a primitive computes all its outputs once
+and returns them *packed*: each output's core (non-batch) dims are flattened, converted to one
+dtype (the complex one if any output is complex), and concatenated along one trailing axis:
+result shape `batch + (sum of core sizes,)`. `<prim>_parts(...)` lists the outputs as
+`(name, core_shape, dtype)`; the namespace takes them apart with slices and reshapes, which
+XLA folds away. Integer outputs (LU pivots) are stored exactly as floating values.
+
+As jax does, a matrix whose LAPACK call reports failure (`info != 0`, e.g. an eigensolver that
+did not converge or a non-finite input to geev) comes back as NaN; singular matrices are not a
+failure of LU: U then has a zero on its diagonal and solves give inf/nan.
+
+Zero-size operands never reach LAPACK (LAPACK rejects a leading dimension of 0): the emitter
+writes a constant instead.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtypes as dt
+from ..lowering.stablehlo import tensor_type
+from .core import aval, declare
+
+_LAPACK = (dt.float32, dt.float64, dt.complex64, dt.complex128)
+_PREFIX = {dt.float32: "s", dt.float64: "d", dt.complex64: "c", dt.complex128: "z"}
+
+
+def _check_matrix(name, x, *, square=False, dtypes=_LAPACK):
+    if x.dtype not in dtypes:
+        raise TypeError(f"{name}: unsupported dtype {x.dtype}; expected one of "
+                        f"{', '.join(map(str, dtypes))}")
+    if len(x.shape) < 2:
+        raise ValueError(f"{name}: expected an array of at least 2 dimensions, got shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{name}: expected square matrices, got shape {x.shape}")
+    return x.shape[:-2], x.shape[-2], x.shape[-1]
+
+
+def _quiet(fn):
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
+
+
+# ============================================================================ emit helpers
+# Every helper takes explicit avals: the ops written here are intermediate values of one
+# primitive, not the equation's operands or result.
+
+def _i64s(values) -> str:
+    return f"array<i64{': ' if values else ''}{', '.join(map(str, values))}>"
+
+
+def _compare(ctx, a, b, avl, direction):
+    kind = avl.dtype.kind
+    ctype = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED"}.get(kind, "FLOAT")
+    return ctx.op("stablehlo.compare", (a, b), (avl, avl), aval(avl.shape, dt.bool),
+                  attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                        f"compare_type = #stablehlo<comparison_type {ctype}>")
+
+
+def _select(ctx, pred, a, b, avl):
+    return ctx.op("stablehlo.select", (pred, a, b), (aval(avl.shape, dt.bool), avl, avl), avl)
+
+
+def _broadcast(ctx, x, x_aval, shape, dims):
+    if tuple(x_aval.shape) == tuple(shape):
+        return x
+    return ctx.op("stablehlo.broadcast_in_dim", (x,), (x_aval,), aval(shape, x_aval.dtype),
+                  attrs=f"broadcast_dimensions = {_i64s(dims)}")
+
+
+def _reshape(ctx, x, x_aval, shape):
+    if tuple(x_aval.shape) == tuple(shape):
+        return x
+    return ctx.op("stablehlo.reshape", (x,), (x_aval,), aval(shape, x_aval.dtype))
+
+
+def _convert(ctx, x, x_aval, dtype):
+    if x_aval.dtype is dtype:
+        return x
+    return ctx.op("stablehlo.convert", (x,), (x_aval,), aval(x_aval.shape, dtype))
+
+
+def _binary(ctx, name, a, b, avl):
+    return ctx.op(name, (a, b), (avl, avl), avl)
+
+
+def _reduce_sum(ctx, x, x_aval, dims):
+    scalar = aval((), x_aval.dtype)
+    t = tensor_type(scalar)
+    init = ctx.constant(0, scalar)
+    a, b, r = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    region = (f'{{\n      ^bb0({a}: {t}, {b}: {t}):\n'
+              f'        {r} = "stablehlo.add"({a}, {b}) : ({t}, {t}) -> {t}\n'
+              f'        "stablehlo.return"({r}) : ({t}) -> ()\n    }}')
+    out = aval(tuple(n for i, n in enumerate(x_aval.shape) if i not in dims), x_aval.dtype)
+    return ctx.op("stablehlo.reduce", (x, init), (x_aval, scalar), out,
+                  attrs=f"dimensions = {_i64s(dims)}", regions=region)
+
+
+def _layout(ndim, column_major):
+    """An XLA layout (minor-to-major dims): column-major over the last two dims (LAPACK's
+    order, batch dims major), or row-major."""
+    if ndim == 0:
+        return "dense<> : tensor<0xindex>"
+    if column_major:
+        nb = ndim - 2
+        order = [nb, nb + 1] + list(range(nb - 1, -1, -1))
+    else:
+        order = list(range(ndim - 1, -1, -1))
+    return f"dense<[{', '.join(map(str, order))}]> : tensor<{ndim}xindex>"
+
+
+def _custom_call(ctx, target, operands, in_avals, out_avals, config=None):
+    """A LAPACK FFI custom call; returns the names of its results. Arrays of the operands'
+    full rank (the matrices) are column-major; lower-rank ones (pivots, tau, eigenvalues,
+    info) are row-major, as jaxlib's kernels expect."""
+    rank = max(len(a.shape) for a in in_avals)
+    config = ", ".join(f"{k} = {ord(v)} : ui8" for k, v in sorted((config or {}).items()))
+    ins = ", ".join(tensor_type(a) for a in in_avals)
+    outs = ", ".join(tensor_type(a) for a in out_avals)
+    op_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == rank) for a in in_avals)
+    res_layouts = ", ".join(_layout(len(a.shape), len(a.shape) == rank) for a in out_avals)
+    result = ctx.fresh()
+    count = len(out_avals)
+    ctx.lines.append(
+        f'{result}{f":{count}" if count > 1 else ""} = "stablehlo.custom_call"({", ".join(operands)}) '
+        f'{{api_version = 1 : i32, backend_config = "", call_target_name = "{target}", '
+        f'has_side_effect = false, mhlo.backend_config = {{{config}}}, '
+        f'operand_layouts = [{op_layouts}], result_layouts = [{res_layouts}]}} : '
+        f'({ins}) -> ({outs})')
+    return [f"{result}#{i}" for i in range(count)] if count > 1 else [result]
+
+
+def _nan_unless(ctx, value, value_aval, info, batch, direction="EQ"):
+    """`value` where the matrix's LAPACK `info` compares `direction` 0, NaN elsewhere."""
+    info_aval = aval(batch, dt.int32)
+    ok = _compare(ctx, info, ctx.constant(0, info_aval), info_aval, direction)
+    ok = _broadcast(ctx, ok, aval(batch, dt.bool), value_aval.shape, tuple(range(len(batch))))
+    nan = ctx.constant(complex("nan+nanj") if value_aval.dtype.kind == "c" else float("nan"),
+                       value_aval)
+    return _select(ctx, ok, value, nan, value_aval)
+
+
+def _pack_dtype(parts):
+    dtypes = [d for _, _, d in parts]
+    for d in dtypes:
+        if d.kind == "c":
+            return d
+    return next(d for d in dtypes if d.kind == "f")
+
+
+def _packed_aval(batch, parts):
+    return aval(tuple(batch) + (sum(math.prod(s) for _, s, _ in parts),), _pack_dtype(parts))
+
+
+def _pack(ctx, batch, parts, values):
+    """Emit the packed result of `values` (names, in the order of `parts`)."""
+    out = _packed_aval(batch, parts)
+    flats, flat_avals = [], []
+    for (_, core, d), v in zip(parts, values):
+        v = _convert(ctx, v, aval(tuple(batch) + tuple(core), d), out.dtype)
+        flat = aval(tuple(batch) + (math.prod(core),), out.dtype)
+        flats.append(_reshape(ctx, v, aval(tuple(batch) + tuple(core), out.dtype), flat.shape))
+        flat_avals.append(flat)
+    if len(flats) == 1:
+        return flats[0]
+    return ctx.op("stablehlo.concatenate", flats, flat_avals, out,
+                  attrs=f"dimension = {len(batch)} : i64")
+
+
+def _pack_impl(batch, parts, arrays):
+    out = _packed_aval(batch, parts)
+    flats = [np.asarray(a).astype(out.dtype.numpy).reshape(tuple(batch) + (math.prod(core),))
+             for (_, core, _), a in zip(parts, arrays)]
+    return np.concatenate(flats, axis=-1) if len(flats) > 1 else flats[0]
+
+
+def _zeros_if_empty(ctx):
+    """A constant for a result (or an operand) without elements, which must not reach LAPACK."""
+    if any(n == 0 for a in ctx.in_avals for n in a.shape) or math.prod(ctx.out_aval.shape) == 0:
+        return ctx.constant(0, ctx.out_aval)
+    return None
+
+
+# ============================================================================ impl helpers
+
+def _matrices(x):
+    """(x as a (B, m, n) array, batch shape)."""
+    return x.reshape((math.prod(x.shape[:-2]),) + x.shape[-2:]), x.shape[:-2]
+
+
+def _nan_like(shape, dtype):
+    return np.full(shape, np.nan, dtype=np.result_type(dtype, np.float32))
+
+
+# ============================================================================ cholesky
+
+def _cholesky_infer(x):
+    _check_matrix("cholesky", x, square=True)
+    return x
+
+
+def _cholesky_impl(x):
+    """The lower factor with zeros above, or all-NaN for a matrix that is not positive
+    definite (what XLA's CPU cholesky gives)."""
+    mats, batch = _matrices(x)
+    out = np.zeros_like(mats)
+    for i, m in enumerate(mats):
+        try:
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i] = np.nan
+    return out.reshape(x.shape)
+
+
+# Only the lower triangle of the operand is read. The upper triangle of the result is
+# implementation-defined (XLA:CPU writes zeros); the namespace masks it.
+cholesky = declare(
+    "cholesky", infer=_cholesky_infer,
+    emit=lambda ctx, x: _zeros_if_empty(ctx) or ctx.simple("stablehlo.cholesky", x, attrs="lower = true"),
+    impl=_quiet(_cholesky_impl))
+
+
+# ============================================================================ triangular_solve
+
+_TRANSPOSE = ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")
+
+
+def _trsolve_infer(a, b, *, left_side, lower, transpose_a, unit_diagonal):
+    batch, m, _ = _check_matrix("triangular_solve", a, square=True)
+    if b.dtype is not a.dtype:
+        raise TypeError(f"triangular_solve: dtypes differ: {a.dtype} and {b.dtype}")
+    if transpose_a not in _TRANSPOSE:
+        raise ValueError(f"triangular_solve: transpose_a must be one of {_TRANSPOSE}")
+    if len(b.shape) != len(a.shape) or b.shape[:-2] != batch:
+        raise ValueError(f"triangular_solve: batch dims differ: {a.shape} and {b.shape}")
+    if (b.shape[-2] if left_side else b.shape[-1]) != m:
+        raise ValueError(f"triangular_solve: shapes {a.shape} and {b.shape} do not match")
+    return b
+
+
+def _trsolve_emit(ctx, a, b, *, left_side, lower, transpose_a, unit_diagonal):
+    if math.prod(ctx.out_aval.shape) == 0:
+        return ctx.constant(0, ctx.out_aval)
+    flag = lambda v: "true" if v else "false"  # noqa: E731
+    return ctx.simple("stablehlo.triangular_solve", a, b, attrs=(
+        f"left_side = {flag(left_side)}, lower = {flag(lower)}, "
+        f"transpose_a = #stablehlo<transpose {transpose_a}>, unit_diagonal = {flag(unit_diagonal)}"))
+
+
+def _trsolve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
+    n = a.shape[-1]
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        t = t - t * np.eye(n, dtype=a.dtype) + np.eye(n, dtype=a.dtype)
+    if transpose_a != "NO_TRANSPOSE":
+        t = np.swapaxes(t, -1, -2)
+        if transpose_a == "ADJOINT":
+            t = np.conj(t)
+        lower = not lower
+    if not left_side:  # x t = b  <=>  t^T x^T = b^T
+        t, rhs, lower = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not lower
+    else:
+        rhs = b
+    # Substitution with IEEE semantics: a zero on the diagonal gives inf/nan, as in XLA.
+    x = np.zeros(np.broadcast_shapes(rhs.shape), dtype=b.dtype)
+    order = range(n) if lower else range(n - 1, -1, -1)
+    for i in order:
+        acc = rhs[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, :], x)
+        x[..., i, :] = acc / t[..., i, i][..., None]
+    return x if left_side else np.swapaxes(x, -1, -2)
+
+
+triangular_solve = declare("triangular_solve", infer=_trsolve_infer, emit=_trsolve_emit,
+                           impl=_quiet(_trsolve_impl))
+
+
+# ============================================================================ LU (getrf)
+
+def lu_parts(m, n, dtype):
+    """Outputs of `lu` on (m, n) matrices: the factors (unit-lower L below the diagonal, U on
+    and above), the 0-based row swaps LAPACK made (row i was swapped with row pivots[i]), and
+    the permutation they amount to: P @ A = L @ U with (P @ A)[i] = A[permutation[i]]."""
+    k = min(m, n)
+    return (("lu", (m, n), dtype), ("pivots", (k,), dt.int32), ("permutation", (m,), dt.int32))
+
+
+def _lu_infer(x):
+    batch, m, n = _check_matrix("lu", x)
+    return _packed_aval(batch, lu_parts(m, n, x.dtype))
+
+
+def _permutation_loop(ctx, pivots, batch, k, m):
+    """Emit the permutation of `pivots` (0-based swaps, shape batch + (k,)): a while loop
+    that applies swap i to an iota, one swap per iteration."""
+    bsize = math.prod(batch)
+    i32 = aval((), dt.int32)
+    piv_a, perm_a = aval((bsize, k), dt.int32), aval((bsize, m), dt.int32)
+    vec_a, one_a = aval((bsize,), dt.int32), aval((bsize, 1), dt.int32)
+    piv = _reshape(ctx, pivots, aval(tuple(batch) + (k,), dt.int32), piv_a.shape)
+    perm0 = ctx.op("stablehlo.iota", (), (), perm_a, attrs="iota_dimension = 1 : i64")
+    i0 = ctx.constant(0, i32)
+    types = f"{tensor_type(i32)}, {tensor_type(perm_a)}, {tensor_type(piv_a)}"
+    outer = ctx.lines
+
+    ctx.lines = []
+    ci, cp, cv = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    lt = _compare(ctx, ci, ctx.constant(k, i32), i32, "LT")
+    ctx.lines.append(f'"stablehlo.return"({lt}) : (tensor<i1>) -> ()')
+    cond = ctx.lines
+
+    ctx.lines = []
+    bi, bp, bv = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    zero = ctx.constant(0, i32)
+    p = ctx.op("stablehlo.dynamic_slice", (bv, zero, bi), (piv_a, i32, i32), one_a,
+               attrs=f"slice_sizes = {_i64s((bsize, 1))}")
+    iota = ctx.op("stablehlo.iota", (), (), perm_a, attrs="iota_dimension = 1 : i64")
+    is_i = _compare(ctx, iota, _broadcast(ctx, bi, i32, perm_a.shape, ()), perm_a, "EQ")
+    is_p = _compare(ctx, iota, _broadcast(ctx, p, one_a, perm_a.shape, (0, 1)), perm_a, "EQ")
+    zeros = ctx.constant(0, perm_a)
+    at_i = _reduce_sum(ctx, _select(ctx, is_i, bp, zeros, perm_a), perm_a, (1,))
+    at_p = _reduce_sum(ctx, _select(ctx, is_p, bp, zeros, perm_a), perm_a, (1,))
+    swapped = _select(ctx, is_p, _broadcast(ctx, at_i, vec_a, perm_a.shape, (0,)), bp, perm_a)
+    swapped = _select(ctx, is_i, _broadcast(ctx, at_p, vec_a, perm_a.shape, (0,)), swapped, perm_a)
+    nxt = _binary(ctx, "stablehlo.add", bi, ctx.constant(1, i32), i32)
+    ctx.lines.append(f'"stablehlo.return"({nxt}, {swapped}, {bv}) : ({types}) -> ()')
+    body = ctx.lines
+
+    ctx.lines = outer
+    result = ctx.fresh()
+
+    def block(args, lines):
+        head = ", ".join(f"{a}: {t}" for a, t in zip(args, types.split(", ")))
+        inner = "\n".join("        " + line for line in lines)
+        return f"{{\n      ^bb0({head}):\n{inner}\n    }}"
+
+    ctx.lines.append(f'{result}:3 = "stablehlo.while"({i0}, {perm0}, {piv}) '
+                     f'({block((ci, cp, cv), cond)}, {block((bi, bp, bv), body)}) : '
+                     f'({types}) -> ({types})')
+    return _reshape(ctx, f"{result}#1", perm_a, tuple(batch) + (m,))
+
+
+def _lu_emit(ctx, x):
+    empty = _zeros_if_empty(ctx)
+    if empty:
+        return empty
+    xa = ctx.in_avals[0]
+    batch, (m, n) = xa.shape[:-2], xa.shape[-2:]
+    parts = lu_parts(m, n, xa.dtype)
+    k = min(m, n)
+    piv_a = aval(tuple(batch) + (k,), dt.int32)
+    lu, piv, info = _custom_call(ctx, f"lapack_{_PREFIX[xa.dtype]}getrf_ffi", (x,), (xa,),
+                                 (xa, piv_a, aval(batch, dt.int32)))
+    lu = _nan_unless(ctx, lu, xa, info, batch, "GE")
+    piv = _binary(ctx, "stablehlo.subtract", piv, ctx.constant(1, piv_a), piv_a)
+    perm = _permutation_loop(ctx, piv, batch, k, m)
+    return _pack(ctx, batch, parts, (lu, piv, perm))
+
+
+def _lu_impl(x):
+    import scipy.linalg
+    mats, batch = _matrices(x)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    lus = np.zeros_like(mats)
+    pivs = np.zeros((len(mats), k), np.int32)
+    perms = np.zeros((len(mats), m), np.int32)
+    getrf, = scipy.linalg.get_lapack_funcs(("getrf",), (mats,))
+    for b, a in enumerate(mats):
+        if a.size == 0:
+            continue
+        lus[b], piv, _ = getrf(a)  # 0-based pivots
+        pivs[b] = piv[:k]
+        perm = np.arange(m)
+        for i, j in enumerate(piv[:k]):
+            perm[i], perm[j] = perm[j], perm[i]
+        perms[b] = perm
+    shape = lambda core: tuple(batch) + core  # noqa: E731
+    return _pack_impl(batch, lu_parts(m, n, dt.from_numpy(x.dtype)),
+                      [lus.reshape(shape((m, n))), pivs.reshape(shape((k,))),
+                       perms.reshape(shape((m,)))])
+
+
+lu = declare("lu", infer=_lu_infer, emit=_lu_emit, impl=_quiet(_lu_impl))
+
+
+# ============================================================================ QR (geqrf, orgqr)
+
+def qr_parts(m, n, dtype):
+    """Outputs of `geqrf` on (m, n) matrices: R on and above the diagonal with the Householder
+    vectors below it, and the k = min(m, n) Householder scalars tau."""
+    return (("a", (m, n), dtype), ("tau", (min(m, n),), dtype))
+
+
+def _geqrf_infer(x):
+    batch, m, n = _check_matrix("geqrf", x)
+    return _packed_aval(batch, qr_parts(m, n, x.dtype))
+
+
+def _geqrf_emit(ctx, x):
+    empty = _zeros_if_empty(ctx)
+    if empty:
+        return empty
+    xa = ctx.in_avals[0]
+    batch, (m, n) = xa.shape[:-2], xa.shape[-2:]
+    tau_a = aval(tuple(batch) + (min(m, n),), xa.dtype)
+    a, tau = _custom_call(ctx, f"lapack_{_PREFIX[xa.dtype]}geqrf_ffi", (x,), (xa,), (xa, tau_a))
+    return _pack(ctx, batch, qr_parts(m, n, xa.dtype), (a, tau))
+
+
+def _geqrf_impl(x):
+    mats, batch = _matrices(x)
+    m, n = x.shape[-2:]
+    h, tau = np.linalg.qr(mats, mode="raw")  # h is geqrf's output transposed
+    a = np.swapaxes(h, -1, -2).reshape(x.shape)
+    return _pack_impl(batch, qr_parts(m, n, dt.from_numpy(x.dtype)),
+                      [a, tau.reshape(tuple(batch) + (min(m, n),))])
+
+
+geqrf = declare("geqrf", infer=_geqrf_infer, emit=_geqrf_emit, impl=_quiet(_geqrf_impl))
+
+
+def _householder_infer(a, tau):
+    batch, m, n = _check_matrix("householder_product", a)
+    if tau.dtype is not a.dtype or tau.shape[:-1] != batch or len(tau.shape) != len(batch) + 1:
+        raise ValueError(f"householder_product: tau {tau.shape} {tau.dtype} does not match "
+                         f"{a.shape} {a.dtype}")
+    if not m >= n >= tau.shape[-1]:
+        raise ValueError(f"householder_product: need rows >= columns >= len(tau), got {a.shape} "
+                         f"and {tau.shape}")
+    return a
+
+
+def _householder_emit(ctx, a, tau):
+    aa, ta = ctx.in_avals
+    if math.prod(aa.shape) == 0:
+        return ctx.constant(0, aa)
+    prefix = _PREFIX[aa.dtype]
+    name = f"lapack_{prefix}{'ungqr' if aa.dtype.kind == 'c' else 'orgqr'}_ffi"
+    if ta.shape[-1] == 0:  # no reflectors: the leading columns of the identity
+        eye = _compare(ctx, ctx.op("stablehlo.iota", (), (), aval(aa.shape, dt.int32),
+                                   attrs=f"iota_dimension = {len(aa.shape) - 2} : i64"),
+                       ctx.op("stablehlo.iota", (), (), aval(aa.shape, dt.int32),
+                              attrs=f"iota_dimension = {len(aa.shape) - 1} : i64"),
+                       aval(aa.shape, dt.int32), "EQ")
+        return _convert(ctx, eye, aval(aa.shape, dt.bool), aa.dtype)
+    q, = _custom_call(ctx, name, (a, tau), (aa, ta), (aa,))
+    return q
+
+
+def _householder_impl(a, tau):
+    import scipy.linalg
+    mats, batch = _matrices(a)
+    taus = tau.reshape((len(mats), tau.shape[-1]))
+    out = np.zeros_like(mats)
+    kind = "ungqr" if a.dtype.kind == "c" else "orgqr"
+    fn, = scipy.linalg.get_lapack_funcs((kind,), (mats,))
+    for b in range(len(mats)):
+        if tau.shape[-1] == 0:
+            out[b] = np.eye(*a.shape[-2:], dtype=a.dtype)
+        elif mats[b].size:
+            out[b] = fn(mats[b], taus[b])[0]
+    return out.reshape(a.shape)
+
+
+householder_product = declare("householder_product", infer=_householder_infer,
+                              emit=_householder_emit, impl=_quiet(_householder_impl))
+
+
+# ============================================================================ eigh (syevd / heevd)
+
+def eigh_parts(n, dtype):
+    return (("eigenvectors", (n, n), dtype), ("eigenvalues", (n,), dt.real_of(dtype)))
+
+
+def _eigh_infer(x, *, vectors):
+    batch, n, _ = _check_matrix("eigh", x, square=True)
+    if vectors:
+        return _packed_aval(batch, eigh_parts(n, x.dtype))
+    return aval(tuple(batch) + (n,), dt.real_of(x.dtype))
+
+
+def _eigh_emit(ctx, x, *, vectors):
+    """Eigenvalues in ascending order; only the lower triangle is read (numpy's UPLO='L')."""
+    empty = _zeros_if_empty(ctx)
+    if empty:
+        return empty
+    xa = ctx.in_avals[0]
+    batch, n = xa.shape[:-2], xa.shape[-1]
+    kind = "heevd" if xa.dtype.kind == "c" else "syevd"
+    w_a = aval(tuple(batch) + (n,), dt.real_of(xa.dtype))
+    v, w, info = _custom_call(ctx, f"lapack_{_PREFIX[xa.dtype]}{kind}_ffi", (x,), (xa,),
+                              (xa, w_a, aval(batch, dt.int32)),
+                              {"mode": "V" if vectors else "N", "uplo": "L"})
+    w = _nan_unless(ctx, w, w_a, info, batch)
+    if not vectors:
+        return w
+    v = _nan_unless(ctx, v, xa, info, batch)
+    return _pack(ctx, batch, eigh_parts(n, xa.dtype), (v, w))
+
+
+def _eigh_impl(x, *, vectors):
+    mats, batch = _matrices(x)
+    n = x.shape[-1]
+    ws = np.zeros((len(mats), n), dt.real_of(dt.from_numpy(x.dtype)).numpy)
+    vs = np.zeros_like(mats)
+    for b, a in enumerate(mats):
+        try:
+            if vectors:
+                ws[b], vs[b] = np.linalg.eigh(a, UPLO="L")
+            else:
+                ws[b] = np.linalg.eigvalsh(a, UPLO="L")
+        except np.linalg.LinAlgError:
+            ws[b], vs[b] = np.nan, np.nan
+    ws = ws.reshape(tuple(batch) + (n,))
+    if not vectors:
+        return ws
+    return _pack_impl(batch, eigh_parts(n, dt.from_numpy(x.dtype)), [vs.reshape(x.shape), ws])
+
+
+eigh = declare("eigh", infer=_eigh_infer, emit=_eigh_emit, impl=_quiet(_eigh_impl))
+
+
+# ============================================================================ svd (gesdd)
+
+_SVD_MODES = ("N", "S", "A")
+
+
+def svd_parts(m, n, dtype, mode):
+    """Outputs of `svd`: U (m, m or k), S (k,) in descending order, Vh (n or k, n)."""
+    k = min(m, n)
+    full = mode == "A"
+    return (("u", (m, m if full else k), dtype), ("s", (k,), dt.real_of(dtype)),
+            ("vt", (n if full else k, n), dtype))
+
+
+def _svd_infer(x, *, mode):
+    batch, m, n = _check_matrix("svd", x)
+    if mode not in _SVD_MODES:
+        raise ValueError(f"svd: mode must be one of {_SVD_MODES}, got {mode!r}")
+    if mode == "N":
+        return aval(tuple(batch) + (min(m, n),), dt.real_of(x.dtype))
+    if min(m, n) == 0:
+        raise ValueError("svd: internal: U and Vh of an empty matrix are not computed here")
+    return _packed_aval(batch, svd_parts(m, n, x.dtype, mode))
+
+
+def _svd_emit(ctx, x, *, mode):
+    empty = _zeros_if_empty(ctx)
+    if empty:
+        return empty
+    xa = ctx.in_avals[0]
+    batch, (m, n) = xa.shape[:-2], xa.shape[-2:]
+    k = min(m, n)
+    if mode == "N":  # U and Vh are not referenced: give LAPACK minimal 1x1 buffers
+        u_a = aval(tuple(batch) + (1, 1), xa.dtype)
+        vt_a = u_a
+    else:
+        (_, u_core, _), _, (_, vt_core, _) = svd_parts(m, n, xa.dtype, mode)
+        u_a = aval(tuple(batch) + u_core, xa.dtype)
+        vt_a = aval(tuple(batch) + vt_core, xa.dtype)
+    s_a = aval(tuple(batch) + (k,), dt.real_of(xa.dtype))
+    _, s, u, vt, info = _custom_call(ctx, f"lapack_{_PREFIX[xa.dtype]}gesdd_ffi", (x,), (xa,),
+                                     (xa, s_a, u_a, vt_a, aval(batch, dt.int32)), {"mode": mode})
+    s = _nan_unless(ctx, s, s_a, info, batch)
+    if mode == "N":
+        return s
+    u = _nan_unless(ctx, u, u_a, info, batch)
+    vt = _nan_unless(ctx, vt, vt_a, info, batch)
+    return _pack(ctx, batch, svd_parts(m, n, xa.dtype, mode), (u, s, vt))
+
+
+def _svd_impl(x, *, mode):
+    mats, batch = _matrices(x)
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    d = dt.from_numpy(x.dtype)
+    parts = svd_parts(m, n, d, "S" if mode == "N" else mode)
+    outs = [np.zeros((len(mats),) + core, dtype.numpy) for _, core, dtype in parts]
+    for b, a in enumerate(mats):
+        try:
+            if mode == "N":
+                outs[1][b] = np.linalg.svd(a, compute_uv=False)
+            else:
+                outs[0][b], outs[1][b], outs[2][b] = np.linalg.svd(a, full_matrices=mode == "A")
+        except np.linalg.LinAlgError:
+            for o in outs:
+                o[b] = np.nan
+    if mode == "N":
+        return outs[1].reshape(tuple(batch) + (k,))
+    return _pack_impl(batch, parts, [o.reshape(tuple(batch) + o.shape[1:]) for o in outs])
+
+
+svd = declare("svd", infer=_svd_infer, emit=_svd_emit, impl=_quiet(_svd_impl))
+
+
+# ============================================================================ eig (geev)
+
+def eig_parts(n, dtype):
+    c = dt.complex_of(dt.real_of(dtype))
+    return (("eigenvalues", (n,), c), ("eigenvectors", (n, n), c))
+
+
+def _eig_infer(x, *, vectors):
+    batch, n, _ = _check_matrix("eig", x, square=True)
+    if vectors:
+        return _packed_aval(batch, eig_parts(n, x.dtype))
+    return aval(tuple(batch) + (n,), dt.complex_of(dt.real_of(x.dtype)))
+
+
+def _eig_emit(ctx, x, *, vectors):
+    """Right eigenvectors, normalised to unit 2-norm with their largest component real (LAPACK
+    geev); eigenvalues in LAPACK's order. A non-finite matrix gives NaN."""
+    empty = _zeros_if_empty(ctx)
+    if empty:
+        return empty
+    xa = ctx.in_avals[0]
+    batch, n = xa.shape[:-2], xa.shape[-1]
+    c = dt.complex_of(dt.real_of(xa.dtype))
+    w_a = aval(tuple(batch) + (n,), c)
+    v_a = aval(xa.shape, c)
+    info_a = aval(batch, dt.int32)
+    mode = {"compute_left": "N", "compute_right": "V" if vectors else "N"}
+    target = f"lapack_{_PREFIX[xa.dtype]}geev_ffi"
+    if xa.dtype.kind == "c":
+        w, _, v, info = _custom_call(ctx, target, (x,), (xa,), (w_a, v_a, v_a, info_a), mode)
+    else:
+        wr_a = aval(tuple(batch) + (n,), xa.dtype)
+        wr, wi, _, v, info = _custom_call(ctx, target, (x,), (xa,), (wr_a, wr_a, v_a, v_a, info_a),
+                                          mode)
+        w = ctx.op("stablehlo.complex", (wr, wi), (wr_a, wr_a), w_a)
+    w = _nan_unless(ctx, w, w_a, info, batch)
+    if not vectors:
+        return w
+    v = _nan_unless(ctx, v, v_a, info, batch)
+    return _pack(ctx, batch, eig_parts(n, xa.dtype), (w, v))
+
+
+def _eig_impl(x, *, vectors):
+    mats, batch = _matrices(x)
+    n = x.shape[-1]
+    c = dt.complex_of(dt.real_of(dt.from_numpy(x.dtype))).numpy
+    ws = np.zeros((len(mats), n), c)
+    vs = np.zeros((len(mats), n, n), c)
+    for b, a in enumerate(mats):
+        try:
+            if vectors:
+                ws[b], vs[b] = np.linalg.eig(a)
+            else:
+                ws[b] = np.linalg.eigvals(a)
+        except np.linalg.LinAlgError:
+            ws[b], vs[b] = np.nan, np.nan
+    ws = ws.reshape(tuple(batch) + (n,))
+    if not vectors:
+        return ws
+    return _pack_impl(batch, eig_parts(n, dt.from_numpy(x.dtype)), [ws, vs.reshape(x.shape)])
+
+
+eig = declare("eig", infer=_eig_infer, emit=_eig_emit, impl=_quiet(_eig_impl))

@@ -1,0 +1,631 @@
+"""The `linalg` extension of the array API standard (2025.12), written in primitives.
+
+Matrices are the last two axes; leading axes are a batch. Factorisations run once per call:
+LU (`det`, `slogdet`, `solve`, `inv`), QR, eigh, eig and SVD are one primitive each whose
+outputs come packed in one array (see tlaloc/_prims/linalg.py).
+
+Dtypes. Functions the standard defines for floating-point input raise TypeError for integer
+and boolean arrays. float16 and bfloat16 are computed in float32 and returned in their own
+dtype (complex results, from `eig`, are complex64). Results follow the standard: float32 in
+gives float32 (and complex64) out.
+
+Failures never raise from inside a program: a singular matrix makes `inv` and `solve` return
+inf/nan (the pattern of which is backend-specific: XLA's blocked triangular solve spreads NaN
+further than the interpreter's substitution), `det` return 0 and `slogdet` (0, -inf); a matrix
+that is not positive definite makes `cholesky`'s factor NaN (its whole triangle); an eigensolver or SVD that does not
+converge, or `eig` of a non-finite matrix, gives NaN.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import NamedTuple
+
+from . import _dtypes as dt
+from ._array import Array
+from ._graph import bind
+from ._prims import elementwise as ew
+from ._prims import linalg as lp
+from ._prims import reduce as rd
+from ._prims import shape as sh
+from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, constant,
+                         node_of, normalize_axes, normalize_axis, scalar_node, wrap)
+from ._api import creation as _cr
+from ._api import elementwise as _ew
+from ._api import statistical as _st
+from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
+           "vector_norm", "EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult"]
+
+_inf = builtins.float("inf")
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+# ============================================================================ helpers
+
+def _p(prim, *nodes, **params):
+    return bind(prim, nodes, params)
+
+
+def _const(node, value, shape=None, dtype=None):
+    return constant(value, node.aval.shape if shape is None else shape,
+                    node.aval.dtype if dtype is None else dtype, node.device)
+
+
+def _floating(name, x, argname="x"):
+    node = node_of(name, x, argname)
+    if node.aval.dtype.kind not in "fc":
+        raise TypeError(f"{name}: {argname} must have a floating-point dtype, got {node.aval.dtype}")
+    return node
+
+
+def _matrix(name, x, *, square=False, argname="x"):
+    node = _floating(name, x, argname)
+    shape = node.aval.shape
+    if len(shape) < 2:
+        raise ValueError(f"{name}: {argname} must have at least 2 dimensions, got shape {shape}")
+    if square and shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: {argname} must be square matrices, got shape {shape}")
+    return node
+
+
+def _lapack(node):
+    """`node` in a dtype LAPACK has: float16 and bfloat16 are computed in float32."""
+    return cast(node, dt.float32) if node.aval.dtype in (dt.float16, dt.bfloat16) else node
+
+
+def _restore(node, dtype):
+    """A result computed by `_lapack` back in the caller's precision (real results only)."""
+    if dtype in (dt.float16, dt.bfloat16) and node.aval.dtype.kind == "f":
+        return cast(node, dtype)
+    return node
+
+
+def _unpack(node, parts):
+    """The outputs packed in `node` (see tlaloc/_prims/linalg.py), by name."""
+    batch = node.aval.shape[:-1]
+    nb = len(batch)
+    packed = node.aval.dtype
+    out, offset = {}, 0
+    for name, core, d in parts:
+        size = math.prod(core)
+        piece = node
+        if (offset, offset + size) != (0, node.aval.shape[-1]):
+            piece = _p(sh.slice, node, start=(0,) * nb + (offset,), limit=batch + (offset + size,),
+                       strides=(1,) * (nb + 1))
+        if batch + core != piece.aval.shape:
+            piece = _p(sh.reshape, piece, shape=batch + core)
+        if d is not packed:
+            if packed.kind == "c" and d.kind != "c":
+                piece = _p(ew.real, piece)
+            piece = cast(piece, d)
+        out[name] = piece
+        offset += size
+    return out
+
+
+def _conj(node):
+    return _ew.conj(wrap(node))._node
+
+
+def _mT(node):
+    nd = len(node.aval.shape)
+    return _p(sh.transpose, node, perm=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _reduce(prim, node, axes):
+    return _p(prim, node, axes=tuple(axes)) if axes else node
+
+
+def _keep(node, shape, axes, keepdims):
+    if not keepdims:
+        return node
+    return _p(sh.reshape, node, shape=tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _max_or_zero(node, axes):
+    """max over `axes` of non-negative values; 0 when they are empty (numpy would raise)."""
+    m = _reduce(rd.reduce_max, node, axes)
+    return _p(ew.maximum, m, _const(m, 0))
+
+
+def _eye(n, dtype, batch, device):
+    eye = _cr.eye(n, dtype=dtype, device=device)._node
+    return broadcast_to_shape(eye, tuple(batch) + (n, n))
+
+
+def _diag_node(node, offset=0):
+    """The `offset` diagonal of the last two axes: a strided slice of the flattened matrix."""
+    shape = node.aval.shape
+    batch, (m, n) = shape[:-2], shape[-2:]
+    if offset >= 0:
+        length, start = builtins.max(0, builtins.min(m, n - offset)), offset
+    else:
+        length, start = builtins.max(0, builtins.min(m + offset, n)), -offset * n
+    flat = _p(sh.reshape, node, shape=batch + (m * n,))
+    nb = len(batch)
+    if length == 0:
+        start = limit = 0
+    else:
+        limit = start + (length - 1) * (n + 1) + 1
+    return _p(sh.slice, flat, start=(0,) * nb + (start,), limit=batch + (limit,),
+              strides=(1,) * nb + (n + 1,))
+
+
+def _real_dtype(node):
+    return dt.real_of(node.aval.dtype)
+
+
+# ============================================================================ re-exported
+# matmul, matrix_transpose, tensordot and vecdot are the main namespace's functions.
+
+
+# ============================================================================ elementary
+
+def diagonal(x, /, *, offset=0):
+    """The `offset` diagonal (0 main, > 0 above, < 0 below) of each matrix in `x`."""
+    node = node_of("diagonal", x)
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: x must have at least 2 dimensions, got shape {x.shape}")
+    offset = _int("diagonal", offset, "offset")
+    return wrap(_diag_node(node, offset))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of the `offset` diagonal of each matrix; dtype as in `sum`."""
+    node = node_of("trace", x)
+    if x.ndim < 2:
+        raise ValueError(f"trace: x must have at least 2 dimensions, got shape {x.shape}")
+    if node.aval.dtype.kind == "b":
+        raise TypeError("trace: x must have a numeric dtype, got bool")
+    offset = _int("trace", offset, "offset")
+    return _st.sum(wrap(_diag_node(node, offset)), axis=-1, dtype=dtype)
+
+
+def _int(name, value, argname):
+    if isinstance(value, builtins.bool):
+        raise TypeError(f"{name}: {argname} must be an int, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: {argname} must be an int, got {value!r}") from None
+
+
+def _numeric_pair(name, x1, x2):
+    a, b = node_of(name, x1, "x1"), node_of(name, x2, "x2")
+    check_devices(name, a, b)
+    d = dt.promote(a.aval.dtype, b.aval.dtype)
+    if d.kind == "b":
+        raise TypeError(f"{name}: x1 and x2 must have numeric dtypes, got bool")
+    return cast(a, d), cast(b, d)
+
+
+def outer(x1, x2, /):
+    """The outer product of two vectors: shape (N, M)."""
+    a, b = _numeric_pair("outer", x1, x2)
+    if len(a.aval.shape) != 1 or len(b.aval.shape) != 1:
+        raise ValueError(f"outer: x1 and x2 must be 1-dimensional, got shapes {x1.shape} and {x2.shape}")
+    shape = a.aval.shape + b.aval.shape
+    a = _p(sh.broadcast_in_dim, a, shape=shape, dims=(0,))
+    b = _p(sh.broadcast_in_dim, b, shape=shape, dims=(1,))
+    return wrap(_p(ew.multiply, a, b))
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-element vectors along `axis` (counted on the broadcast shape)."""
+    a, b = _numeric_pair("cross", x1, x2)
+    shape = broadcast_shapes(a.aval.shape, b.aval.shape, name="cross")
+    if not shape:
+        raise ValueError("cross: x1 and x2 must have at least one dimension")
+    ax = normalize_axis("cross", axis, len(shape))
+    k = ax - len(shape)  # from the end: valid for both operands before broadcasting
+    for arr, argname in ((a, "x1"), (b, "x2")):
+        s = arr.aval.shape
+        if len(s) < -k or s[k] != 3:
+            raise ValueError(f"cross: {argname} must have size 3 along axis {axis}, got shape {s}")
+    a, b = broadcast_to_shape(a, shape), broadcast_to_shape(b, shape)
+
+    def part(node, i):
+        start = tuple(i if d == ax else 0 for d in range(len(shape)))
+        limit = tuple(i + 1 if d == ax else n for d, n in enumerate(shape))
+        return _p(sh.slice, node, start=start, limit=limit, strides=(1,) * len(shape))
+
+    (a0, a1, a2), (b0, b1, b2) = [part(a, i) for i in range(3)], [part(b, i) for i in range(3)]
+
+    def term(u, v, w, z):
+        return _p(ew.subtract, _p(ew.multiply, u, v), _p(ew.multiply, w, z))
+
+    parts = (term(a1, b2, a2, b1), term(a2, b0, a0, b2), term(a0, b1, a1, b0))
+    return wrap(_p(sh.concatenate, *parts, axis=ax))
+
+
+# ============================================================================ norms
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The vector p-norm over `axis` (None: all axes; a tuple: those axes as one vector).
+    ord: any real p, inf (max |x|), -inf (min |x|), 0 (number of non-zeros)."""
+    node = _floating("vector_norm", x)
+    if isinstance(ord, builtins.bool) or not isinstance(ord, (builtins.int, builtins.float)):
+        raise TypeError(f"vector_norm: ord must be a real number, got {ord!r}")
+    axes = normalize_axes("vector_norm", axis, x.ndim)
+    a = _ew.abs(wrap(node))._node
+    if ord == _inf:
+        out = _max_or_zero(a, axes)
+    elif ord == -_inf:
+        out = _reduce(rd.reduce_min, a, axes)
+    elif ord == 0:
+        nonzero = _p(ew.compare, a, _const(a, 0), direction="NE")
+        out = _reduce(rd.reduce_sum, cast(nonzero, a.aval.dtype), axes)
+    elif ord == 1:
+        out = _reduce(rd.reduce_sum, a, axes)
+    elif ord == 2:
+        out = _p(ew.sqrt, _reduce(rd.reduce_sum, _p(ew.multiply, a, a), axes))
+    else:
+        p = broadcast_to_shape(scalar_node(builtins.float(ord), a.aval.dtype, a.device), a.aval.shape)
+        total = _reduce(rd.reduce_sum, _p(ew.power, a, p), axes)
+        inv = broadcast_to_shape(scalar_node(1.0 / ord, a.aval.dtype, a.device), total.aval.shape)
+        out = _p(ew.power, total, inv)
+    return wrap(_keep(out, x.shape, axes, keepdims))
+
+
+def _valid_matrix_ord(ord):
+    if isinstance(ord, str):
+        return ord in ("fro", "nuc")
+    if isinstance(ord, builtins.bool) or not isinstance(ord, (builtins.int, builtins.float)):
+        return False
+    return ord in (1, -1, 2, -2, _inf, -_inf)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The matrix norm of each matrix: 'fro', 'nuc' (sum of singular values), 2 / -2 (largest /
+    smallest singular value), 1 / -1 (max / min column sum of |x|), inf / -inf (max / min row
+    sum)."""
+    node = _matrix("matrix_norm", x)
+    if not _valid_matrix_ord(ord):
+        raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf; "
+                         f"got {ord!r}")
+    nd = x.ndim
+    rows, cols = nd - 2, nd - 1
+    if ord in ("nuc", 2, -2):
+        s = _svdvals_node(node)  # (..., k), descending
+        if ord == "nuc":
+            out = _p(rd.reduce_sum, s, axes=(nd - 2,))
+        elif ord == 2:
+            out = _max_or_zero(s, (nd - 2,))
+        else:
+            out = _p(rd.reduce_min, s, axes=(nd - 2,))
+    else:
+        a = _ew.abs(x)._node
+        if ord == "fro":
+            out = _p(ew.sqrt, _p(rd.reduce_sum, _p(ew.multiply, a, a), axes=(rows, cols)))
+        else:
+            summed = _p(rd.reduce_sum, a, axes=(rows,) if ord in (1, -1) else (cols,))
+            last = (len(summed.aval.shape) - 1,)
+            out = _max_or_zero(summed, last) if ord > 0 else _p(rd.reduce_min, summed, axes=last)
+    return wrap(_keep(_restore(out, dt.real_of(node.aval.dtype)), x.shape, (rows, cols), keepdims))
+
+
+# ============================================================================ LU: det, slogdet, solve, inv
+
+def _lu(name, x, argname="x"):
+    node = _matrix(name, x, square=True, argname=argname)
+    work = _lapack(node)
+    n = node.aval.shape[-1]
+    return node.aval.dtype, _unpack(_p(lp.lu, work), lp.lu_parts(n, n, work.aval.dtype))
+
+
+def _swap_sign(pivots, dtype):
+    """(-1) ** (number of row swaps LAPACK made), per matrix, in `dtype`."""
+    shape = pivots.aval.shape
+    iota = bind(sh.iota, (), {"shape": shape, "dtype": dt.int32, "dim": len(shape) - 1}, pivots.device)
+    moved = cast(_p(ew.compare, pivots, iota, direction="NE"), dt.int32)
+    count = _p(rd.reduce_sum, moved, axes=(len(shape) - 1,))
+    odd = _p(ew.remainder, count, _const(count, 2))
+    one = _const(odd, 1)
+    return cast(_p(ew.subtract, one, _p(ew.add, odd, odd)), dtype)
+
+
+def det(x, /):
+    """The determinant of each square matrix (0 for a singular one, 1 for a 0x0 one)."""
+    d, parts = _lu("det", x)
+    diag = _diag_node(parts["lu"])
+    prod = _p(rd.reduce_prod, diag, axes=(len(diag.aval.shape) - 1,))
+    return wrap(_restore(_p(ew.multiply, _swap_sign(parts["pivots"], prod.aval.dtype), prod), d))
+
+
+def slogdet(x, /):
+    """(sign, log|det|) of each square matrix; sign is 0 and logabsdet -inf when singular.
+    For complex matrices sign is det / |det|."""
+    d, parts = _lu("slogdet", x)
+    diag = _diag_node(parts["lu"])
+    last = (len(diag.aval.shape) - 1,)
+    signs = _p(ew.sign, diag)
+    sign = _p(ew.multiply, _swap_sign(parts["pivots"], diag.aval.dtype), _p(rd.reduce_prod, signs, axes=last))
+    logabs = _p(rd.reduce_sum, _p(ew.log, _p(ew.abs, diag)), axes=last)
+    return SlogdetResult(wrap(_restore(sign, d)), wrap(_restore(logabs, dt.real_of(d))))
+
+
+def _permutation_matrix(perm, dtype):
+    """P with P[..., i, j] = (perm[..., i] == j), so (P @ b)[i] = b[perm[i]]."""
+    shape = perm.aval.shape + perm.aval.shape[-1:]
+    nd = len(shape)
+    rows = _p(sh.broadcast_in_dim, perm, shape=shape, dims=tuple(range(nd - 1)))
+    cols = bind(sh.iota, (), {"shape": shape, "dtype": dt.int32, "dim": nd - 1}, perm.device)
+    return cast(_p(ew.compare, rows, cols, direction="EQ"), dtype)
+
+
+def _lu_solve(lu, pb):
+    """Solve L U x = pb with the packed LU factors (b already permuted)."""
+    y = _p(lp.triangular_solve, lu, pb, left_side=True, lower=True,
+           transpose_a="NO_TRANSPOSE", unit_diagonal=True)
+    return _p(lp.triangular_solve, lu, y, left_side=True, lower=False,
+              transpose_a="NO_TRANSPOSE", unit_diagonal=False)
+
+
+def inv(x, /):
+    """The inverse of each square matrix; a singular matrix gives inf/nan entries."""
+    d, parts = _lu("inv", x)
+    lu = parts["lu"]
+    return wrap(_restore(_lu_solve(lu, _permutation_matrix(parts["permutation"], lu.aval.dtype)), d))
+
+
+def solve(x1, x2, /):
+    """The solution X of x1 @ X = x2. x2 of shape (M,) is one vector for every matrix (result
+    shape x1.shape[:-1]); otherwise x2 is (..., M, K) and batch dims broadcast."""
+    a = _matrix("solve", x1, square=True, argname="x1")
+    b = _floating("solve", x2, "x2")
+    check_devices("solve", a, b)
+    d = dt.promote(a.aval.dtype, b.aval.dtype)
+    n = x1.shape[-1]
+    if x2.ndim == 0:
+        raise ValueError("solve: x2 must have at least 1 dimension")
+    vector = x2.ndim == 1
+    if vector:
+        if x2.shape[0] != n:
+            raise ValueError(f"solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
+        batch = x1.shape[:-2]
+        b = broadcast_to_shape(_p(sh.reshape, b, shape=(n, 1)), batch + (n, 1))
+    else:
+        if x2.shape[-2] != n:
+            raise ValueError(f"solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
+        batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2], name="solve")
+        b = broadcast_to_shape(b, batch + x2.shape[-2:])
+    a = _lapack(cast(a, d))
+    b = cast(b, a.aval.dtype)
+    parts = _unpack(_p(lp.lu, a), lp.lu_parts(n, n, a.aval.dtype))
+    lu = broadcast_to_shape(parts["lu"], batch + (n, n))
+    perm = broadcast_to_shape(parts["permutation"], batch + (n,))
+    # P @ b by a one-hot matmul: exact, but an inf/nan in b spreads to the whole column
+    pb = matmul(wrap(_permutation_matrix(perm, b.aval.dtype)), wrap(b))._node
+    out = _lu_solve(lu, pb)
+    if vector:
+        out = _p(sh.reshape, out, shape=batch + (n,))
+    return wrap(_restore(out, d))
+
+
+def matrix_power(x, n, /):
+    """x raised to the integer power n by repeated squaring; n < 0 inverts x first; n == 0
+    gives the identity."""
+    node = node_of("matrix_power", x)
+    n = _int("matrix_power", n, "n")
+    if node.aval.dtype.kind == "b":
+        raise TypeError("matrix_power: x must have a numeric dtype, got bool")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power: x must be square matrices, got shape {x.shape}")
+    if n == 0:
+        return wrap(_eye(x.shape[-1], node.aval.dtype, x.shape[:-2], node.device))
+    if n < 0:
+        if node.aval.dtype.kind not in "fc":
+            raise TypeError("matrix_power: a negative power needs a floating-point x")
+        x, n = inv(x), -n
+    result, base = None, x
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            return result if result is not x else wrap(x._node)
+        base = matmul(base, base)
+
+
+# ============================================================================ cholesky, QR
+
+def cholesky(x, /, *, upper=False):
+    """The Cholesky factor of each Hermitian positive-definite matrix (read from its lower
+    triangle): lower L with x = L @ L^H, or upper U = L^H. Not positive definite: NaN in the
+    whole triangle (zeros in the other, as jax gives)."""
+    node = _matrix("cholesky", x, square=True)
+    d = node.aval.dtype
+    lower = _cr.tril(wrap(_p(lp.cholesky, _lapack(node))))._node
+    out = _conj(_mT(lower)) if upper else lower
+    return wrap(_restore(out, d))
+
+
+def qr(x, /, *, mode="reduced"):
+    """Q and R with x = Q @ R. mode 'reduced': Q (..., M, K), R (..., K, N) with K = min(M, N);
+    'complete': Q (..., M, M), R (..., M, N)."""
+    node = _matrix("qr", x)
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    d = node.aval.dtype
+    work = _lapack(node)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    nb = len(batch)
+    parts = _unpack(_p(lp.geqrf, work), lp.qr_parts(m, n, work.aval.dtype))
+    a, tau = parts["a"], parts["tau"]
+    if m > n and mode == "complete":
+        zero = _const(a, 0, shape=())
+        q_in = _p(sh.pad, a, zero, low=(0,) * (nb + 2), high=(0,) * (nb + 1) + (m - n,),
+                  interior=(0,) * (nb + 2))
+        r = a
+    elif m < n:
+        q_in = _p(sh.slice, a, start=(0,) * (nb + 2), limit=batch + (m, m), strides=(1,) * (nb + 2))
+        r = a
+    else:
+        q_in = a
+        r = _p(sh.slice, a, start=(0,) * (nb + 2), limit=batch + (n, n), strides=(1,) * (nb + 2)) \
+            if m != n else a
+    q = _p(lp.householder_product, q_in, tau)
+    r = _cr.triu(wrap(r))._node
+    return QRResult(wrap(_restore(q, d)), wrap(_restore(r, d)))
+
+
+# ============================================================================ eigen
+
+def eigh(x, /):
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of each Hermitian matrix, read
+    from its lower triangle."""
+    node = _matrix("eigh", x, square=True)
+    d = node.aval.dtype
+    work = _lapack(node)
+    n = x.shape[-1]
+    parts = _unpack(_p(lp.eigh, work, vectors=True), lp.eigh_parts(n, work.aval.dtype))
+    return EighResult(wrap(_restore(parts["eigenvalues"], dt.real_of(d))),
+                      wrap(_restore(parts["eigenvectors"], d)))
+
+
+def eigvalsh(x, /):
+    """Eigenvalues (ascending, real) of each Hermitian matrix, read from its lower triangle."""
+    node = _matrix("eigvalsh", x, square=True)
+    d = node.aval.dtype
+    return wrap(_restore(_p(lp.eigh, _lapack(node), vectors=False), dt.real_of(d)))
+
+
+def eig(x, /):
+    """Eigenvalues and right eigenvectors (columns, unit 2-norm) of each square matrix, both
+    complex; x @ v = v * w. Eigenvalues come in LAPACK geev's order (not sorted)."""
+    node = _matrix("eig", x, square=True)
+    work = _lapack(node)
+    n = x.shape[-1]
+    parts = _unpack(_p(lp.eig, work, vectors=True), lp.eig_parts(n, work.aval.dtype))
+    return EigResult(wrap(parts["eigenvalues"]), wrap(parts["eigenvectors"]))
+
+
+def eigvals(x, /):
+    """Eigenvalues (complex, LAPACK geev's order) of each square matrix."""
+    node = _matrix("eigvals", x, square=True)
+    return wrap(_p(lp.eig, _lapack(node), vectors=False))
+
+
+# ============================================================================ SVD
+
+def _svdvals_node(node):
+    return _p(lp.svd, _lapack(node), mode="N")
+
+
+def svdvals(x, /):
+    """Singular values of each matrix, descending, real: shape (..., min(M, N))."""
+    node = _matrix("svdvals", x)
+    return wrap(_restore(_svdvals_node(node), dt.real_of(node.aval.dtype)))
+
+
+def svd(x, /, *, full_matrices=True):
+    """U, S, Vh with x = U @ diag(S) @ Vh; S descending and real. full_matrices: U (..., M, M)
+    and Vh (..., N, N); otherwise (..., M, K) and (..., K, N) with K = min(M, N)."""
+    node = _matrix("svd", x)
+    d = node.aval.dtype
+    work = _lapack(node)
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    k = builtins.min(m, n)
+    if k == 0:  # no singular values; the full bases are identities
+        s = _const(node, 0, shape=batch + (0,), dtype=dt.real_of(d))
+        if full_matrices:
+            u, vh = _eye(m, d, batch, node.device), _eye(n, d, batch, node.device)
+        else:
+            u, vh = _const(node, 0, shape=batch + (m, 0)), _const(node, 0, shape=batch + (0, n))
+        return SVDResult(wrap(u), wrap(s), wrap(vh))
+    mode = "A" if full_matrices else "S"
+    parts = _unpack(_p(lp.svd, work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode))
+    return SVDResult(wrap(_restore(parts["u"], d)), wrap(_restore(parts["s"], dt.real_of(d))),
+                     wrap(_restore(parts["vt"], d)))
+
+
+def _rtol(name, rtol, s, m, n):
+    """The relative tolerance as a node broadcastable against s's (..., 1)."""
+    r = s.aval.dtype
+    batch = s.aval.shape[:-1]
+    if rtol is None:
+        return _const(s, builtins.max(m, n) * dt.finfo(r).eps, shape=batch + (1,))
+    if isinstance(rtol, Array):
+        node = node_of(name, rtol, "rtol")
+        if node.aval.dtype.kind not in "iuf":
+            raise TypeError(f"{name}: rtol must be a real number or real array, got {node.aval.dtype}")
+        node = cast(node, r)
+        shape = broadcast_shapes(node.aval.shape, batch, name=name)
+        if shape != batch:
+            raise ValueError(f"{name}: rtol of shape {rtol.shape} does not broadcast to the batch "
+                             f"shape {batch}")
+        node = broadcast_to_shape(node, batch)
+        return _p(sh.reshape, node, shape=batch + (1,))
+    if isinstance(rtol, builtins.bool) or not isinstance(rtol, (builtins.int, builtins.float)):
+        raise TypeError(f"{name}: rtol must be a real number or an array, got {rtol!r}")
+    return broadcast_to_shape(scalar_node(builtins.float(rtol), r, s.device), batch + (1,))
+
+
+def matrix_rank(x, /, *, rtol=None):
+    """The number of singular values greater than rtol * the largest one (rtol defaults to
+    max(M, N) * eps), as the default integer dtype."""
+    node = _matrix("matrix_rank", x)
+    m, n = x.shape[-2:]
+    s = _svdvals_node(node)
+    last = len(s.aval.shape) - 1
+    smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
+    tol = _p(ew.multiply, smax, _rtol("matrix_rank", rtol, s, m, n))
+    tol = _p(sh.broadcast_in_dim, tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
+    big = _p(ew.compare, s, tol, direction="GT")
+    return wrap(_p(rd.reduce_sum, cast(big, dt.DEFAULTS.integral), axes=(last,)))
+
+
+def pinv(x, /, *, rtol=None):
+    """The Moore-Penrose pseudo-inverse, shape (..., N, M): singular values at most rtol * the
+    largest (rtol defaults to max(M, N) * eps) are treated as zero."""
+    node = _matrix("pinv", x)
+    d = node.aval.dtype
+    batch, (m, n) = x.shape[:-2], x.shape[-2:]
+    if builtins.min(m, n) == 0:
+        return wrap(_const(node, 0, shape=batch + (n, m)))
+    work = _lapack(node)
+    parts = _unpack(_p(lp.svd, work, mode="S"), lp.svd_parts(m, n, work.aval.dtype, "S"))
+    u, s, vt = parts["u"], parts["s"], parts["vt"]
+    last = len(s.aval.shape) - 1
+    smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
+    tol = _p(ew.multiply, smax, _rtol("pinv", rtol, s, m, n))
+    tol = _p(sh.broadcast_in_dim, tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
+    keep = _p(ew.compare, s, tol, direction="GT")
+    safe = _p(ew.select, keep, s, _const(s, 1))
+    s_inv = _p(ew.select, keep, _p(ew.divide, _const(s, 1), safe), _const(s, 0))
+    s_inv = cast(s_inv, work.aval.dtype)
+    v = _conj(_mT(vt))                                        # (..., n, k)
+    scaled = _p(ew.multiply, v, _p(sh.broadcast_in_dim, s_inv, shape=v.aval.shape,
+                                   dims=tuple(range(last)) + (last + 1,)))
+    out = matmul(wrap(scaled), wrap(_conj(_mT(u))))._node     # (..., n, m)
+    return wrap(_restore(out, d))
