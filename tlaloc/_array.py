@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import weakref
 
 import numpy as np
 
@@ -29,6 +30,8 @@ class Array:
     def _from_node(cls, node) -> "Array":
         self = object.__new__(cls)
         self._node = node
+        if node.owner is None and node.value is None:
+            node.owner = weakref.ref(self)   # a pending value the user can still reach
         return self
 
     def _rebind(self, other: "Array", opname: str) -> "Array":
@@ -40,6 +43,8 @@ class Array:
             raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
                              f"but the array has shape {self.shape}")
         self._node = other._node
+        if self._node.owner is None and self._node.value is None:
+            self._node.owner = weakref.ref(self)
         return self
 
     # ------------------------------------------------------------------ metadata

@@ -57,7 +57,8 @@ DONATED = _Donated()
 
 
 class Node:
-    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "__weakref__")
+    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "users",
+                 "owner", "__weakref__")
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
         self.prim = prim          # None for a leaf
@@ -67,6 +68,8 @@ class Node:
         self.device = device
         self.value = value        # host ndarray or device buffer once computed
         self.pending = 0 if value is not None else 1  # depth of the pending graph behind it
+        self.users = 0            # how many recorded operations consume it
+        self.owner = None         # weakref to the first Array that shows it to the user
 
     def __repr__(self):
         what = self.prim.name if self.prim is not None else "leaf"
@@ -92,9 +95,11 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     if ON_BIND is not None:
         ON_BIND(node)
     depth = 0
-    for n in inputs:
+    for i, n in enumerate(inputs):
         if n.pending > depth:
             depth = n.pending
+        if n not in inputs[:i]:
+            n.users += 1
     node.pending = depth + 1
     # Bound the depth of pending graphs, so a loop that never looks at its values evaluates
     # every `max_pending` steps instead of growing its graph (and memory) without limit.
@@ -158,8 +163,18 @@ class _Plan:
         for t in targets:
             if t.value is None and index[t] not in outputs:
                 outputs.append(index[t])
-        # Only the targets are returned: which other intermediates are still referenced
-        # depends on garbage-collection timing, and must not change the program's key.
+        # Pending intermediates that will be needed again are returned too, so whatever
+        # evaluates next (the next step of a loop, the backward pass) finds their values
+        # instead of computing them again: those other operations already consume, and
+        # those an Array still shows to the user (parameters and optimizer state of a
+        # training loop). Both depend on what the code holds, not on the values, so the
+        # same code gives the same program.
+        for i, node in enumerate(nodes):
+            if i in outputs:
+                continue
+            owner = node.owner
+            if node.users > 1 or (owner is not None and owner() is not None):
+                outputs.append(i)
         n_in = len(leaves)
 
         def slot(s):

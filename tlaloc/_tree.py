@@ -49,43 +49,43 @@ NONE = Structure("none", None, ())
 def flatten(tree, is_leaf=None):
     """(leaves, structure). Everything that is not a tuple, list, dict or None is a leaf."""
     leaves = []
+    return leaves, _walk(tree, leaves, is_leaf)
 
-    def walk(t):
-        if is_leaf is not None and is_leaf(t):
-            leaves.append(t)
-            return LEAF
-        if t is None:
-            return NONE
-        if isinstance(t, tuple) and not hasattr(t, "_fields"):
-            return Structure("tuple", None, tuple(walk(c) for c in t))
-        if isinstance(t, list):
-            return Structure("list", None, tuple(walk(c) for c in t))
-        if isinstance(t, dict):
-            keys = tuple(sorted(t))
-            return Structure("dict", keys, tuple(walk(t[k]) for k in keys))
+
+# Module-level recursion (not a nested closure): a recursive closure is a reference cycle
+# that would keep the leaves alive until the garbage collector runs.
+def _walk(t, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(t):
         leaves.append(t)
         return LEAF
-
-    structure = walk(tree)
-    return leaves, structure
+    if t is None:
+        return NONE
+    if isinstance(t, tuple) and not hasattr(t, "_fields"):
+        return Structure("tuple", None, tuple(_walk(c, leaves, is_leaf) for c in t))
+    if isinstance(t, list):
+        return Structure("list", None, tuple(_walk(c, leaves, is_leaf) for c in t))
+    if isinstance(t, dict):
+        keys = tuple(sorted(t))
+        return Structure("dict", keys, tuple(_walk(t[k], leaves, is_leaf) for k in keys))
+    leaves.append(t)
+    return LEAF
 
 
 def unflatten(structure: Structure, leaves):
-    it = iter(leaves)
+    return _build(structure, iter(leaves))
 
-    def build(s):
-        if s.kind == "leaf":
-            return next(it)
-        if s.kind == "none":
-            return None
-        children = [build(c) for c in s.children]
-        if s.kind == "tuple":
-            return tuple(children)
-        if s.kind == "list":
-            return children
-        return dict(zip(s.meta, children))
 
-    return build(structure)
+def _build(s, it):
+    if s.kind == "leaf":
+        return next(it)
+    if s.kind == "none":
+        return None
+    children = [_build(c, it) for c in s.children]
+    if s.kind == "tuple":
+        return tuple(children)
+    if s.kind == "list":
+        return children
+    return dict(zip(s.meta, children))
 
 
 def tree_map(fn, tree, *rest):
