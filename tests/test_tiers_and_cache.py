@@ -1,0 +1,125 @@
+"""Tiered execution and the persistent compile cache."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tlaloc as xp
+
+
+def program(x):
+    y = xp.sin(x) * 2.0 + xp.sqrt(xp.abs(x))
+    return xp.sum(y * y, axis=0) / (1.0 + xp.max(y))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_tier_gives_the_same_numbers(dtype):
+    data = np.random.default_rng(1).normal(size=(50, 7)).astype(dtype)
+    results = {}
+    for mode in ("interpreted", "compiled", "auto"):
+        xp.config.update(execution=mode)
+        results[mode] = np.asarray(program(xp.asarray(data)))
+    results["interpreter device"] = np.asarray(program(xp.asarray(data, device="interpreter")))
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for name, value in results.items():
+        np.testing.assert_allclose(value, results["compiled"], rtol=rtol, err_msg=name)
+
+
+def test_auto_tier_interprets_first_then_compiles_in_background():
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    x = xp.asarray(np.linspace(0, 1, 9))
+    first = np.asarray(program(x * 3.0))              # new structure: interpreted at once
+    info = xp.cache_info()
+    assert info["interpreted"] >= 1 and info["compiles"] == 0
+    second = np.asarray(program(x * 3.0))             # repeat: compile starts in background
+    xp.wait_for_compiles()
+    third = np.asarray(program(x * 3.0))              # now the executable runs
+    info = xp.cache_info()
+    assert info["compiles"] == 1 and info["hits"] >= 1, info
+    np.testing.assert_allclose(first, third, rtol=1e-12)
+    np.testing.assert_allclose(second, third, rtol=1e-12)
+
+
+def test_large_programs_compile_at_once():
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    x = xp.ones((2000, 2000), dtype=xp.float32)
+    xp.eval(xp.exp(x) * 2.0 + xp.sin(x) - xp.cos(x) * x)
+    info = xp.cache_info()
+    assert info["compiles"] == 1 and info["interpreted"] == 0, info
+
+
+def test_config_rejects_unknown_modes():
+    with pytest.raises(ValueError):
+        xp.config.update(execution="sometimes")
+    with pytest.raises(TypeError):
+        xp.config.update(no_such_setting=1)
+
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    import tlaloc as xp
+    xp.config.update(execution="compiled")
+    x = xp.reshape(xp.arange(12.0), (3, 4))
+    y = xp.sum(xp.tanh(x @ xp.matrix_transpose(x)) * 1.5, axis=1)
+    value = [float(v) for v in y.tolist()]
+    print(json.dumps({"value": value, "info": xp.cache_info()}))
+""")
+
+
+def _run_child(cache_dir):
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(cache_dir))
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_executables_from_disk(tmp_path):
+    cold = _run_child(tmp_path)
+    warm = _run_child(tmp_path)
+    assert cold["info"]["compiles"] == 1 and cold["info"]["disk_hits"] == 0
+    assert warm["info"]["compiles"] == 0 and warm["info"]["disk_hits"] == 1
+    assert warm["value"] == cold["value"]
+
+
+def test_corrupt_entries_are_ignored(tmp_path):
+    _run_child(tmp_path)
+    entries = list(pathlib.Path(tmp_path).rglob("*.bin"))
+    assert entries
+    for i, path in enumerate(entries):
+        data = path.read_bytes()
+        # truncated, bit-flipped payload, and garbage
+        path.write_bytes([data[: len(data) // 2], data[:-1] + bytes([data[-1] ^ 0xFF]), b"junk"][i % 3])
+    again = _run_child(tmp_path)
+    assert again["info"]["compiles"] == 1 and again["info"]["disk_hits"] == 0
+    fixed = _run_child(tmp_path)            # the recompiled entry replaced the corrupt one
+    assert fixed["info"]["disk_hits"] == 1
+
+
+def test_concurrent_processes_share_the_cache(tmp_path):
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert len({json.dumps(r["value"]) for r in results}) == 1
+    assert not list(pathlib.Path(tmp_path).rglob(".tmp-*"))
+    assert _run_child(tmp_path)["info"]["disk_hits"] == 1
+
+
+def test_unwritable_cache_dir_only_costs_a_recompile(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    xp.config.update(execution="compiled", compile_cache_dir=str(blocker / "cache"))
+    x = xp.asarray([1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(xp.exp(x) + 41.5), np.exp([1.0, 2.0]) + 41.5)
