@@ -70,7 +70,7 @@ def _convert(x, k):
         if k.device != x.device:
             raise ValueError(f"indexing: the index array is on {k.device}, the array on {x.device}")
         return _array_entry(k._node)
-    if isinstance(k, (list, np.ndarray)):
+    if isinstance(k, (list, tuple, np.ndarray)):   # a sequence inside the key: an index array
         from .creation import asarray
         host = np.asarray(k)
         if host.dtype == object:

@@ -115,6 +115,8 @@ def _rank(key):
     """Dense ranks in NumPy's order: NaNs share the top rank, -0.0 == +0.0."""
     if key.size == 0:
         return np.zeros(key.shape, dtype=np.int64)
+    if key.dtype.kind not in "biuf":   # bfloat16: NumPy's sort is not NaN-aware for it
+        key = key.astype(np.float32)
     _, inverse = np.unique(key.reshape(-1), return_inverse=True)
     return inverse.reshape(key.shape).astype(np.int64)
 
