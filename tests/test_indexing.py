@@ -33,6 +33,8 @@ ARRAY_KEYS = [
     (None, I([1]), None, 2), (I([], dtype=np.int64),), (1, 2, I([0, 4, -5])),
     (I([2, 1]), Ellipsis, I([0, 0])), (I(2), slice(1, 3), I(0)),
     (I([0, 1], dtype=np.uint8), I([3, 2], dtype=np.int8)),
+    (slice(None), I([0]), Ellipsis, 0),            # an empty ellipsis still separates
+    (slice(None), I([0]), 0, Ellipsis),
 ]
 MASK_KEYS = [A % 3 == 0, (A[:, :, 0] > 10,), (slice(None), A[0] % 2 == 0),
              (A[:, 0, 0] > 100,), (Ellipsis, A[0, 0] > 2), (I(True),), (I(False), 0),
@@ -129,6 +131,7 @@ SET_CASES = [
     ((slice(None), 1, slice(None, None, -1)), I([0, 1, 2, 3, 4])), ((I([2, 0]), I([1]), I([4, 0])), I([7, 8])),
     ((None, 0), 3), ((0, None, slice(1, 3)), I([[[5]]])),
     ((slice(None, None, -1), I([0, 2]), slice(1, None, 2)), I([[1, 2], [3, 4]])),
+    ((slice(None), I([1, 0]), Ellipsis, 0), I([[1], [2]])),
     ((slice(None), A[0] > 5), 0), ((A[:, :, 0] > 5,), 0), ((1, A[0] % 3 == 0), I(-4)), ((I([0, 2]), 0, I([4, 0])), I([1, 2])),
 ]
 

@@ -95,12 +95,13 @@ def _array_entry(node):
 
 
 class _Parsed:
-    __slots__ = ("entries", "shape", "inserted")
+    __slots__ = ("entries", "shape", "inserted", "adjacent")
 
-    def __init__(self, entries, shape, inserted):
+    def __init__(self, entries, shape, inserted, adjacent):
         self.entries = entries    # per axis of the expanded array (a _Mask spans mask.ndim)
         self.shape = shape        # the array's shape with a 1 at each None
         self.inserted = inserted  # positions of the axes added by None (and 0-d masks)
+        self.adjacent = adjacent  # the array (and int) items are next to each other in the key
 
 
 def _parse(x, key) -> _Parsed:
@@ -114,6 +115,15 @@ def _parse(x, key) -> _Parsed:
         raise IndexError(f"too many indices: the array is {ndim}-dimensional, "
                          f"but {consumed} were indexed")
     fill = [builtins.slice(None)] * (ndim - consumed)
+    # NumPy places the broadcast dimensions of index arrays where the arrays are when the
+    # array items (ints count, once an array is present) are next to each other in the key;
+    # anything between them (a slice, None, even an ellipsis that expands to nothing)
+    # separates them and the dimensions go first.
+    advanced = [i for i, k in enumerate(items) if isinstance(k, (_Mask, _Ints))]
+    if advanced:
+        advanced = [i for i, k in enumerate(items)
+                    if isinstance(k, (_Mask, _Ints)) or isinstance(k, builtins.int)]
+    adjacent = advanced == list(range(advanced[0], advanced[0] + len(advanced))) if advanced else True
     at = next((i for i, k in enumerate(items) if k is Ellipsis), None)
     if at is not None:
         items = items[:at] + fill + items[at + 1:]
@@ -149,7 +159,7 @@ def _parse(x, key) -> _Parsed:
         entries.append(k)
         shape.append(n)
         axis += 1
-    return _Parsed(entries, tuple(shape), inserted)
+    return _Parsed(entries, tuple(shape), inserted, adjacent)
 
 
 def _expand_masks(entries):
@@ -217,7 +227,7 @@ def _basic_result_shape(shape, entries):
 
 # ----------------------------------------------------------------------------- advanced indexing
 
-def _advanced_plan(y, entries):
+def _advanced_plan(y, entries, adjacent):
     """For `y` (basic part applied) and the per-axis entries: the indexed axes, the index
     tuple (B + (len(axes),)) of normalised int64 indices, B, and the permutation taking the
     gather's (B + rest) order to NumPy's result order."""
@@ -246,7 +256,7 @@ def _advanced_plan(y, entries):
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together ({err})") from None
     nb = len(batch)
     rest_axes = [d for d in range(len(shape)) if d not in axes]
-    contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
+    contiguous = adjacent and axes == list(range(axes[0], axes[0] + len(axes)))
     if contiguous:
         first = builtins.sum(1 for d in rest_axes if d < axes[0])
         perm = (list(range(nb, nb + first)) + list(range(nb))
@@ -268,8 +278,8 @@ def _check_empty_axes(shape, axes, batch):
             raise IndexError(f"index out of bounds for axis {a} with size 0")
 
 
-def _gather_result(y, entries):
-    axes, cols, batch, perm = _advanced_plan(y, entries)
+def _gather_result(y, entries, adjacent):
+    axes, cols, batch, perm = _advanced_plan(y, entries, adjacent)
     shape = y.aval.shape
     rest = tuple(n for d, n in enumerate(shape) if d not in axes)
     _check_empty_axes(shape, axes, batch)
@@ -288,7 +298,7 @@ def getitem(x: Array, key):
     if _has_arrays(entries):
         basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
         y = _apply_basic(node, basic)
-        return wrap(_gather_result(y, entries))
+        return wrap(_gather_result(y, entries, parsed.adjacent))
     out = _apply_basic(node, entries)
     out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
     return x if out is x._node else wrap(out)
@@ -367,10 +377,10 @@ def _set_basic(x2, entries, v):
     return o.select(inside, placed, x2)
 
 
-def _set_advanced(x2, entries, v):
+def _set_advanced(x2, entries, v, adjacent):
     basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
     y = _apply_basic(x2, basic)
-    axes, cols, batch, perm = _advanced_plan(y, entries)
+    axes, cols, batch, perm = _advanced_plan(y, entries, adjacent)
     shape = y.aval.shape
     rest = tuple(n for d, n in enumerate(shape) if d not in axes)
     gathered_shape = batch + rest
@@ -420,7 +430,7 @@ def setitem(x: Array, key, value) -> Array:
         if _has_arrays(entries):
             entries = _expand_masks(entries)
         if _has_arrays(entries):
-            out = _set_advanced(x2, entries, v)
+            out = _set_advanced(x2, entries, v, parsed.adjacent)
         else:
             out = _set_basic(x2, entries, v)
     return wrap(o.reshape(out, x.shape))
