@@ -60,3 +60,13 @@ from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd
 from ._graph import DonatedArrayError
 from ._jit import compile_log, jit
 from .autodiff.source import grad_source
+from . import special  # noqa: E402  (tlaloc.special, found by SciPy as xp.special)
+
+# Named axes wrap the namespace's functions last, once every function exists.
+from . import named  # noqa: E402
+from .named import Named, align_to, contract, rename, typechecked  # noqa: E402
+from ._api import elementwise as _elementwise_module  # noqa: E402
+from ._api import linear_algebra as _linear_algebra_module  # noqa: E402
+from ._api import manipulation as _manipulation_module  # noqa: E402
+
+named.install(globals(), modules=(_elementwise_module, _linear_algebra_module, _manipulation_module))

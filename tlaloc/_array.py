@@ -19,7 +19,7 @@ _API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
 class Array:
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_names", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators with a NumPy left operand to us
 
     def __init__(self, *args, **kwargs):
@@ -30,6 +30,7 @@ class Array:
     def _from_node(cls, node) -> "Array":
         self = object.__new__(cls)
         self._node = node
+        self._names = None      # axis names (see tlaloc/named.py); None: no axis is named
         if node.owner is None and node.value is None:
             node.owner = weakref.ref(self)   # a pending value the user can still reach
         return self
@@ -43,6 +44,8 @@ class Array:
             raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
                              f"but the array has shape {self.shape}")
         self._node = other._node
+        if other._names is not None:
+            self._names = other._names
         if self._node.owner is None and self._node.value is None:
             self._node.owner = weakref.ref(self)
         return self
@@ -60,6 +63,21 @@ class Array:
     @property
     def device(self):
         return self._node.device
+
+    @property
+    def names(self) -> tuple:
+        """One name (a str) or None per axis."""
+        return self._names if self._names is not None else (None,) * self.ndim
+
+    def rename(self, *names, **mapping) -> "Array":
+        """This array with new axis names: rename("batch", None) names every axis;
+        rename(old="new") renames some."""
+        from .named import rename
+        return rename(self, *names, **mapping)
+
+    def align_to(self, *names) -> "Array":
+        from .named import align_to
+        return align_to(self, *names)
 
     @property
     def ndim(self) -> int:
@@ -184,6 +202,8 @@ class Array:
         from ._devices import default_device
         if self.device != default_device():
             extra = f", device={self.device}"
+        if self._names is not None:
+            extra += f", names={self._names}"
         return f"{prefix}{body}, dtype={self.dtype}{extra})"
 
     __str__ = __repr__
@@ -195,7 +215,11 @@ class Array:
             yield self[i]
 
     def __getitem__(self, key):
-        return _indexing.getitem(self, key)
+        out = _indexing.getitem(self, key)
+        if self._names is not None:
+            from .named import _with_names, getitem_names
+            out = _with_names(out, getitem_names(self, key, out))
+        return out
 
     def __setitem__(self, key, value):
         """A functional update: computes the new value and rebinds this array to it (other

@@ -66,7 +66,7 @@ class _FixedPlan:
 
 def _signature_of(value):
     if isinstance(value, Array):
-        return ("array", value.shape, value.dtype, value.device)
+        return ("array", value.shape, value.dtype, value.device, value._names)
     try:
         hash(value)
     except TypeError:
@@ -153,7 +153,9 @@ class Jitted:
             if isinstance(x, Array):
                 node = Node(None, (), None, Aval(x.shape, x.dtype), device)
                 placeholders[node] = i
-                abstract.append(Array._from_node(node))
+                traced_arg = Array._from_node(node)
+                traced_arg._names = x._names
+                abstract.append(traced_arg)
             else:
                 abstract.append(x)
         dynamic, dynamic_kw = _tree.unflatten(structure, abstract)
@@ -187,7 +189,7 @@ class Jitted:
             if isinstance(x, Array) and x._node in placeholders:
                 slots.append(("arg", placeholders[x._node]))
             elif isinstance(x, Array) and x._node in position:
-                slots.append(("out", position[x._node]))
+                slots.append(("out", position[x._node], x._names))
             else:
                 slots.append(("const", x))
         return _Traced(plan, sources, out_structure, slots, device, [n.aval for n in out_nodes])
@@ -209,9 +211,13 @@ class Jitted:
             for i in donated:
                 leaves[i]._node.value = DONATED
         result = []
-        for kind, what in traced.out_slots:
+        for kind, what, *names in traced.out_slots:
             if kind == "out":
-                result.append(outputs[what])
+                out = outputs[what]
+                if names[0] is not None:
+                    out = Array._from_node(out._node)
+                    out._names = names[0]
+                result.append(out)
             elif kind == "arg":
                 result.append(leaves[what])
             else:
@@ -244,7 +250,9 @@ def _difference(old, new, names) -> str:
                 return f"argument `{label}` shape {a[1]} -> {b[1]}"
             if a[2] != b[2]:
                 return f"argument `{label}` dtype {a[2]} -> {b[2]}"
-            return f"argument `{label}` device {a[3]} -> {b[3]}"
+            if a[3] != b[3]:
+                return f"argument `{label}` device {a[3]} -> {b[3]}"
+            return f"argument `{label}` axis names {a[4]} -> {b[4]}"
         return f"argument `{label}` value {a[2]!r} -> {b[2]!r}"
     if o_static != n_static or o_kw != n_kw:
         return f"new static value: {o_static or o_kw} -> {n_static or n_kw}"

@@ -39,7 +39,14 @@ def _make_variables(tree, what):
     arrays = [_as_array(x, what) for x in leaves]
     _check_differentiable(arrays, what)
     nodes = [variable(a._node) for a in arrays]
-    return _tree.unflatten(structure, [Array._from_node(n) for n in nodes]), nodes, structure
+    return _tree.unflatten(structure, [_named_like(Array._from_node(n), a) for n, a in zip(nodes, arrays)]), \
+        nodes, structure
+
+
+def _named_like(result, primal):
+    """Derivatives carry the axis names of their primals."""
+    result._names = primal._names if primal._names is not None and result.shape == primal.shape else None
+    return result
 
 
 def _zeros_for(node):
@@ -62,9 +69,10 @@ def vjp(f, *primals, has_aux=False):
 
     Cotangents have the structure of f's result; results have the structure of `primals`."""
     with tracing():
-        args, var_nodes, structures = [], [], []
+        args, var_nodes, structures, var_arrays = [], [], [], []
         for p in primals:
             tree, nodes, structure = _make_variables(p, "vjp")
+            var_arrays.append(_tree.flatten(tree)[0])
             args.append(tree)
             var_nodes.append(nodes)
             structures.append(structure)
@@ -89,12 +97,14 @@ def vjp(f, *primals, has_aux=False):
             seeds[node] = ad.add_any(seeds.get(node), c)
         cts = tape.backward(seeds)
         results = []
-        for nodes, structure in zip(var_nodes, structures):
-            leaves = [Array._from_node(cts[n] if cts[n] is not None else _zeros_for(n)) for n in nodes]
+        for nodes, structure, primal_arrays in zip(var_nodes, structures, var_arrays):
+            leaves = [_named_like(Array._from_node(cts[n] if cts[n] is not None else _zeros_for(n)), a)
+                      for n, a in zip(nodes, primal_arrays)]
             results.append(_tree.unflatten(structure, leaves))
         return tuple(results)
 
-    outputs = _tree.unflatten(out_structure, [Array._from_node(n) for n in out_nodes])
+    outputs = _tree.unflatten(out_structure, [_named_like(Array._from_node(n), o)
+                                              for n, o in zip(out_nodes, _tree.flatten(out)[0])])
     return (outputs, vjp_fn, aux) if has_aux else (outputs, vjp_fn)
 
 
@@ -121,9 +131,12 @@ def jvp(f, primals, tangents, *, has_aux=False):
         out, aux = _split_aux(result, has_aux, "jvp")
         out_nodes, out_structure = _nodes_of_output(out, "jvp")
         tans = Tape(out_nodes, list(seeds)).forward(seeds)
-    outputs = _tree.unflatten(out_structure, [Array._from_node(n) for n in out_nodes])
+    out_arrays = _tree.flatten(out)[0]
+    outputs = _tree.unflatten(out_structure, [_named_like(Array._from_node(n), o)
+                                              for n, o in zip(out_nodes, out_arrays)])
     tangent_out = _tree.unflatten(out_structure, [
-        Array._from_node(tans.get(n) if tans.get(n) is not None else _zeros_for(n)) for n in out_nodes])
+        _named_like(Array._from_node(tans.get(n) if tans.get(n) is not None else _zeros_for(n)), o)
+        for n, o in zip(out_nodes, out_arrays)])
     return (outputs, tangent_out, aux) if has_aux else (outputs, tangent_out)
 
 
