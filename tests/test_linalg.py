@@ -1,6 +1,4 @@
 """tlaloc.linalg against numpy.linalg, on the compiled (XLA + LAPACK) and interpreter tiers."""
-import math
-
 import numpy as np
 import pytest
 
@@ -268,7 +266,8 @@ def test_pinv_and_rank(tier):
     a = rand((2, 5, 3), "float64")
     a[1, :, 2] = a[1, :, 0] + a[1, :, 1]  # rank 2
     x = xp.asarray(a, device=tier)
-    p, r, r2 = L.pinv(x), L.matrix_rank(x), L.matrix_rank(x, rtol=xp.asarray(np.array([0.9, 1e-12]), device=tier))
+    rtol = xp.asarray(np.array([0.9, 1e-12]), device=tier)
+    p, r, r2 = L.pinv(x), L.matrix_rank(x), L.matrix_rank(x, rtol=rtol)
     pv, rv, r2v = values(p, r, r2)
     close(pv, np.linalg.pinv(a))
     assert_matches(rv, np.linalg.matrix_rank(a).astype(np.int64))
@@ -376,3 +375,53 @@ def test_dtypes_and_errors(tier):
         L.svd(xp.asarray(np.ones(3), device=tier))
     with pytest.raises(TypeError):
         L.det(np.eye(2))
+
+
+# ----------------------------------------------------------------------------- other platforms
+
+def test_native_emission_off_the_cpu():
+    """Off the CPU, cholesky and triangular solves are the native StableHLO ops (checked here
+    by compiling such a module for the CPU client) and LAPACK-only factorisations refuse."""
+    from tlaloc._graph import _Plan
+    from tlaloc.backends import _jaxlib
+    from tlaloc.lowering import lower_program
+
+    class Elsewhere:
+        platform = "cuda"
+
+    a = hermitian_pd((2, 4, 4), "float64")
+    b = rand((2, 4, 3), "float64", seed=1)
+    x, y = xp.asarray(a), xp.asarray(b)
+    outs = (L.cholesky(x), L.solve(x, y)[..., :0, :])  # solve: its LAPACK LU refuses below
+    plan = _Plan([outs[0]._node], outs[0].device)
+    program = plan.program()
+    program.device = Elsewhere()
+    text = lower_program(program)
+    assert '"stablehlo.cholesky"' in text and "lapack" not in text
+    client = _jaxlib.cpu_client()
+    rt = _jaxlib.Runtime(client, client.local_devices()[0])
+    exe = rt.compile(text)
+    leaves = [rt.put(np.ascontiguousarray(np.asarray(l.value))) for l in plan.leaves]
+    got = np.asarray(rt.execute(exe, rt.handlers([((2, 4, 4), np.float64)]), leaves)[0])
+    close(got, np.linalg.cholesky(a))
+
+    tri = xp.asarray(np.tril(a))
+    t = xp.asarray(b)
+    from tlaloc._graph import bind
+    from tlaloc._prims import linalg as lp
+    node = bind(lp.triangular_solve, (tri._node, t._node),
+                dict(left_side=True, lower=True, transpose_a="TRANSPOSE", unit_diagonal=False))
+    plan = _Plan([node], node.device)
+    program = plan.program()
+    program.device = Elsewhere()
+    text = lower_program(program)
+    assert '"stablehlo.triangular_solve"' in text and "lapack" not in text
+    leaves = [rt.put(np.ascontiguousarray(np.asarray(l.value))) for l in plan.leaves]
+    got = np.asarray(rt.execute(rt.compile(text), rt.handlers([((2, 4, 3), np.float64)]), leaves)[0])
+    close(got, np.linalg.solve(mT(np.tril(a)), b))
+
+    plan = _Plan([outs[1]._node], outs[1].device)
+    program = plan.program()
+    program.device = Elsewhere()
+    with pytest.raises(NotImplementedError, match="only on the CPU"):
+        lower_program(program)

@@ -10,10 +10,11 @@ dtype (complex results, from `eig`, are complex64). Results follow the standard:
 gives float32 (and complex64) out.
 
 Failures never raise from inside a program: a singular matrix makes `inv` and `solve` return
-inf/nan (the pattern of which is backend-specific: XLA's blocked triangular solve spreads NaN
-further than the interpreter's substitution), `det` return 0 and `slogdet` (0, -inf); a matrix
-that is not positive definite makes `cholesky`'s factor NaN (its whole triangle); an eigensolver or SVD that does not
-converge, or `eig` of a non-finite matrix, gives NaN.
+inf/nan (on the CPU LAPACK's trsm and the interpreter's substitution give inf/nan from the
+singular row on; XLA's blocked triangular solve on other devices spreads NaN further), `det`
+return 0 and `slogdet` (0, -inf); a matrix that is not positive definite makes `cholesky`'s
+factor NaN (its whole triangle); an eigensolver or SVD that does not converge, or `eig` of a
+non-finite matrix, gives NaN.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_devic
 from ._api import creation as _cr
 from ._api import elementwise as _ew
 from ._api import statistical as _st
-from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
@@ -179,10 +180,6 @@ def _diag_node(node, offset=0):
         limit = start + (length - 1) * (n + 1) + 1
     return _p(sh.slice, flat, start=(0,) * nb + (start,), limit=batch + (limit,),
               strides=(1,) * nb + (n + 1,))
-
-
-def _real_dtype(node):
-    return dt.real_of(node.aval.dtype)
 
 
 # ============================================================================ re-exported
@@ -577,6 +574,7 @@ def _rtol(name, rtol, s, m, n):
         return _const(s, builtins.max(m, n) * dt.finfo(r).eps, shape=batch + (1,))
     if isinstance(rtol, Array):
         node = node_of(name, rtol, "rtol")
+        check_devices(name, s, node)
         if node.aval.dtype.kind not in "iuf":
             raise TypeError(f"{name}: rtol must be a real number or real array, got {node.aval.dtype}")
         node = cast(node, r)

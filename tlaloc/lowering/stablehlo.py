@@ -42,11 +42,12 @@ def scalar_literal(value, dtype: DType) -> str:
 class EmitContext:
     """What a primitive's `emit` rule sees: the avals involved and a way to write ops."""
 
-    def __init__(self):
+    def __init__(self, platform=None):
         self.lines = []
         self._count = 0
         self.in_avals = ()
         self.out_aval = None
+        self.platform = platform  # of the device the program is for ("cpu", "cuda", ...), if known
 
     def fresh(self) -> str:
         self._count += 1
@@ -78,7 +79,7 @@ class EmitContext:
 
 def lower_program(program, name="main") -> str:
     """The StableHLO module text of a Program."""
-    ctx = EmitContext()
+    ctx = EmitContext(getattr(program.device, "platform", None))
     n_in = len(program.in_avals)
     names = [f"%arg{i}" for i in range(n_in)]
     for eqn in program.eqns:
