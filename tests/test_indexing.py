@@ -223,3 +223,18 @@ def test_setitem_rebinds_only_this_array(tier):
     w[w > 2] = 0.0
     assert before is w
     assert_matches(w, np.array([1.0, 2, 0, 0]))
+
+
+def test_long_masks(tier):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 130))
+    x = xp.asarray(a, device=tier)
+    assert_matches(x[x > 0.5], a[a > 0.5])
+    assert_matches(x[:, a[0] > 0], a[:, a[0] > 0])
+    for g, w in zip(xp.nonzero(x > 1.0), np.nonzero(a > 1.0)):
+        assert_matches(g, w.astype(np.int64))
+    y = xp.asarray(a, device=tier)
+    y[x > 0.5] = xp.arange(int(np.count_nonzero(a > 0.5)), dtype=xp.float64, device=tier)
+    want = a.copy()
+    want[a > 0.5] = np.arange(np.count_nonzero(a > 0.5))
+    assert_matches(y, want)

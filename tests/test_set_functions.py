@@ -111,3 +111,15 @@ def test_isin_scalars_promotion_and_errors(tier):
         xp.isin(A, [1, 2])
     with pytest.raises(TypeError):
         xp.unique_values(np.array([1, 2]))
+
+
+def test_long_inputs(tier):
+    """Inputs long enough that the internal prefix sums take the blocked path."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 300, 5000).astype(np.int32)
+    x = xp.asarray(a, device=tier)
+    v, i, inv, c = _np_unique_all(a)
+    got = xp.unique_all(x)
+    for g, w in zip(got, (v, i, inv, c)):
+        assert_matches(g, w)
+    assert_matches(xp.isin(x, xp.asarray(a[:100], device=tier)), np.isin(a, a[:100]))
