@@ -235,3 +235,24 @@ def test_bfloat16_order(tier):
                (xp.astype(xp.sort(xb), xp.float32), np.sort(v)),
                (xp.argmax(xb), np.argmax(v)), (xp.argmin(xb[2:-1]), np.argmin(v[2:-1])),
                (xp.searchsorted(xp.sort(xb), xb), np.searchsorted(np.sort(v), v))])
+
+
+def test_sort_primitive_float_keys(tier):
+    """The sort primitive's own NaN-aware float comparator (the namespace sorts integer
+    images of floats instead): both tiers agree with NumPy's stable order."""
+    from tlaloc._api._core import wrap
+    from tlaloc._graph import bind
+    from tlaloc._prims import sort as so
+    v = np.array([3.0, np.nan, -0.0, 0.0, 1.0, -np.nan, -np.inf, 1.0, np.inf, 0.0], np.float32)
+    w = np.array([1, 0, 1, 0, 2, 2, 0, 1, 2, 0], np.int8)
+    order = np.arange(v.size)
+    x, y, i = (xp.asarray(a, device=tier)._node for a in (v, w, order))
+    pairs = []
+    for desc in (False, True):
+        params = dict(dimension=0, descending=desc)
+        pairs.append((wrap(bind(so.sort, (x, i), dict(params, num_keys=1, output=1))),
+                      _desc_argsort(v, 0) if desc else np.argsort(v, kind="stable")))
+        if not desc:   # w is the primary key, then v
+            pairs.append((wrap(bind(so.sort, (y, x, i), dict(params, num_keys=2, output=2))),
+                          np.lexsort((v, w))))
+    check_all(pairs)

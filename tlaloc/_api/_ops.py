@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import _dtypes as dt
 from .._graph import bind, evaluate
 from .._prims import elementwise as ew
@@ -146,18 +148,84 @@ def count_true(mask, axes=None):
     return reduce(rd.reduce_sum, ints, axes)
 
 
+# XLA:CPU sorts one operand with a plain integer comparison several times faster than it
+# sorts several operands, or floats with a NaN-aware comparator. So keys are turned into
+# integers that compare like the floats in NumPy's order, values are sorted as such integers
+# and turned back, and a permutation of keys of at most 32 bits is sorted as one int64 that
+# packs the key above the index (which also makes the sort stable).
+
+_INT_OF_BITS = {8: dt.int8, 16: dt.int16, 32: dt.int32, 64: dt.int64}
+
+
+def ordered_int(node, zeros_equal=True):
+    """An integer node that sorts like `node` (bool, integer or real floating) in NumPy's
+    order: every NaN is the largest value, and -0.0 equals +0.0 when `zeros_equal` (else
+    -0.0 sorts just before +0.0). Integers are returned as they are."""
+    d = node.aval.dtype
+    if d.kind == "b":
+        return cast(node, dt.int8)
+    if d.kind in "iu":
+        return node
+    x = node
+    if zeros_equal:
+        x = select(compare(x, const_like(x, 0), "EQ"), const_like(x, 0.0), x)
+    x = select(isnan(x), const_like(x, float("nan")), x)
+    it = _INT_OF_BITS[d.bits]
+    bits = p(ew.bitcast_convert, x, dtype=it)
+    return _flip_negative(bits)
+
+
+def _flip_negative(bits):
+    """Negative floats' bit patterns order backwards; flipping all but the sign bit of the
+    negative ones makes signed integer order match float order (an involution)."""
+    it = bits.aval.dtype
+    negative = compare(bits, const_like(bits, 0), "LT")
+    flipped = p(ew.bitwise_xor, bits, const_like(bits, int(np.iinfo(it.numpy).max)))
+    return select(negative, flipped, bits)
+
+
+def _sort_one(node, dimension, descending):
+    return p(so.sort, node, dimension=dimension, num_keys=1, descending=descending, output=0)
+
+
+def sort_values(node, dimension, descending=False):
+    """`node` (real) sorted along `dimension` in NumPy's order (NaN last ascending, first
+    descending; the sign of a NaN's bit pattern is not kept, and -0.0 sorts before +0.0)."""
+    if node.aval.shape[dimension] <= 1:
+        return node
+    d = node.aval.dtype
+    if d.kind != "f":
+        return _sort_one(node, dimension, descending)
+    ordered = _sort_one(ordered_int(node, zeros_equal=False), dimension, descending)
+    return p(ew.bitcast_convert, _flip_negative(ordered), dtype=d)
+
+
 def argsort_keys(keys, dimension, descending=False):
-    """The stable permutation (int64) that sorts the lexicographic keys along `dimension`."""
+    """The stable permutation (int64) that sorts the lexicographic keys (real nodes) along
+    `dimension` in NumPy's order."""
     shape = keys[0].aval.shape
+    n = shape[dimension]
     order = iota(shape, dimension, keys[0].device)
-    if shape[dimension] <= 1:
+    if n <= 1:
         return order
-    return p(so.sort, *keys, order, dimension=dimension, num_keys=len(keys),
-             descending=descending, output=len(keys))
+    ints = [ordered_int(k) for k in keys]
+    if len(ints) == 1 and ints[0].aval.dtype.bits <= 32 and n < 2 ** 31:
+        k = cast(ints[0], dt.int64)
+        if ints[0].aval.dtype is dt.uint32:
+            k = p(ew.subtract, k, const_like(k, 2 ** 31))
+        if descending:     # reverse the key order, keep the index order: stable
+            k = p(ew.subtract, const_like(k, -1), k)
+        packed = p(ew.add, p(ew.shift_left, k, const_like(k, 32)), order)
+        ordered = _sort_one(packed, dimension, False)
+        return p(ew.bitwise_and, ordered, const_like(ordered, 0xFFFFFFFF))
+    return p(so.sort, *ints, order, dimension=dimension, num_keys=len(ints),
+             descending=descending, output=len(ints))
 
 
 def sort_keys(keys, dimension, descending=False):
-    """`keys[0]` sorted by the lexicographic keys (one sort, no permutation)."""
+    """`keys[0]` sorted by the lexicographic keys."""
+    if len(keys) == 1:
+        return sort_values(keys[0], dimension, descending)
     if keys[0].aval.shape[dimension] <= 1:
         return keys[0]
     return p(so.sort, *keys, dimension=dimension, num_keys=len(keys), descending=descending,

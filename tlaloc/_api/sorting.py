@@ -20,7 +20,7 @@ def _sortable(name, x, axis, descending, stable):
 def sort(x, /, *, axis=-1, descending=False, stable=True):
     """The sorted copy of x along `axis`. The sort is always stable."""
     node, ax = _sortable("sort", x, axis, descending, stable)
-    return wrap(o.sort_keys([node], ax, descending))
+    return wrap(o.sort_values(node, ax, descending))
 
 
 def argsort(x, /, *, axis=-1, descending=False, stable=True):
