@@ -111,27 +111,31 @@ def _restore(node, dtype):
     return node
 
 
-def _unpack(node, parts):
-    """The outputs packed in `node` (see tlaloc/_prims/linalg.py), by name."""
+def _unpack(node, parts, *names):
+    """The outputs `names` packed in `node` (see tlaloc/_prims/linalg.py), in that order.
+    Only those are recorded: a slice nobody uses would still count as a consumer of the
+    packed node, and the evaluator returns intermediates with outside consumers as extra
+    program outputs (which would keep XLA from dropping the unused work)."""
     batch = node.aval.shape[:-1]
     nb = len(batch)
     packed = node.aval.dtype
     out, offset = {}, 0
     for name, core, d in parts:
         size = math.prod(core)
-        piece = node
-        if (offset, offset + size) != (0, node.aval.shape[-1]):
-            piece = _p(sh.slice, node, start=(0,) * nb + (offset,), limit=batch + (offset + size,),
-                       strides=(1,) * (nb + 1))
-        if batch + core != piece.aval.shape:
-            piece = _p(sh.reshape, piece, shape=batch + core)
-        if d is not packed:
-            if packed.kind == "c" and d.kind != "c":
-                piece = _p(ew.real, piece)
-            piece = cast(piece, d)
-        out[name] = piece
+        if name in names:
+            piece = node
+            if (offset, offset + size) != (0, node.aval.shape[-1]):
+                piece = _p(sh.slice, node, start=(0,) * nb + (offset,),
+                           limit=batch + (offset + size,), strides=(1,) * (nb + 1))
+            if batch + core != piece.aval.shape:
+                piece = _p(sh.reshape, piece, shape=batch + core)
+            if d is not packed:
+                if packed.kind == "c" and d.kind != "c":
+                    piece = _p(ew.real, piece)
+                piece = cast(piece, d)
+            out[name] = piece
         offset += size
-    return out
+    return [out[n] for n in names]
 
 
 def _conj(node):
@@ -333,11 +337,12 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 # ============================================================================ LU: det, slogdet, solve, inv
 
-def _lu(name, x, argname="x"):
-    node = _matrix(name, x, square=True, argname=argname)
+def _lu(name, x, *outputs):
+    """(x's dtype, the LU outputs named)."""
+    node = _matrix(name, x, square=True)
     work = _lapack(node)
     n = node.aval.shape[-1]
-    return node.aval.dtype, _unpack(_p(lp.lu, work), lp.lu_parts(n, n, work.aval.dtype))
+    return node.aval.dtype, _unpack(_p(lp.lu, work), lp.lu_parts(n, n, work.aval.dtype), *outputs)
 
 
 def _swap_sign(pivots, dtype):
@@ -353,20 +358,20 @@ def _swap_sign(pivots, dtype):
 
 def det(x, /):
     """The determinant of each square matrix (0 for a singular one, 1 for a 0x0 one)."""
-    d, parts = _lu("det", x)
-    diag = _diag_node(parts["lu"])
+    d, (lu, pivots) = _lu("det", x, "lu", "pivots")
+    diag = _diag_node(lu)
     prod = _p(rd.reduce_prod, diag, axes=(len(diag.aval.shape) - 1,))
-    return wrap(_restore(_p(ew.multiply, _swap_sign(parts["pivots"], prod.aval.dtype), prod), d))
+    return wrap(_restore(_p(ew.multiply, _swap_sign(pivots, prod.aval.dtype), prod), d))
 
 
 def slogdet(x, /):
     """(sign, log|det|) of each square matrix; sign is 0 and logabsdet -inf when singular.
     For complex matrices sign is det / |det|."""
-    d, parts = _lu("slogdet", x)
-    diag = _diag_node(parts["lu"])
+    d, (lu, pivots) = _lu("slogdet", x, "lu", "pivots")
+    diag = _diag_node(lu)
     last = (len(diag.aval.shape) - 1,)
     signs = _p(ew.sign, diag)
-    sign = _p(ew.multiply, _swap_sign(parts["pivots"], diag.aval.dtype), _p(rd.reduce_prod, signs, axes=last))
+    sign = _p(ew.multiply, _swap_sign(pivots, diag.aval.dtype), _p(rd.reduce_prod, signs, axes=last))
     logabs = _p(rd.reduce_sum, _p(ew.log, _p(ew.abs, diag)), axes=last)
     return SlogdetResult(wrap(_restore(sign, d)), wrap(_restore(logabs, dt.real_of(d))))
 
@@ -390,9 +395,8 @@ def _lu_solve(lu, pb):
 
 def inv(x, /):
     """The inverse of each square matrix; a singular matrix gives inf/nan entries."""
-    d, parts = _lu("inv", x)
-    lu = parts["lu"]
-    return wrap(_restore(_lu_solve(lu, _permutation_matrix(parts["permutation"], lu.aval.dtype)), d))
+    d, (lu, perm) = _lu("inv", x, "lu", "permutation")
+    return wrap(_restore(_lu_solve(lu, _permutation_matrix(perm, lu.aval.dtype)), d))
 
 
 def solve(x1, x2, /):
@@ -418,9 +422,9 @@ def solve(x1, x2, /):
         b = broadcast_to_shape(b, batch + x2.shape[-2:])
     a = _lapack(cast(a, d))
     b = cast(b, a.aval.dtype)
-    parts = _unpack(_p(lp.lu, a), lp.lu_parts(n, n, a.aval.dtype))
-    lu = broadcast_to_shape(parts["lu"], batch + (n, n))
-    perm = broadcast_to_shape(parts["permutation"], batch + (n,))
+    lu, perm = _unpack(_p(lp.lu, a), lp.lu_parts(n, n, a.aval.dtype), "lu", "permutation")
+    lu = broadcast_to_shape(lu, batch + (n, n))
+    perm = broadcast_to_shape(perm, batch + (n,))
     # P @ b by a one-hot matmul: exact, but an inf/nan in b spreads to the whole column
     pb = matmul(wrap(_permutation_matrix(perm, b.aval.dtype)), wrap(b))._node
     out = _lu_solve(lu, pb)
@@ -477,8 +481,7 @@ def qr(x, /, *, mode="reduced"):
     work = _lapack(node)
     batch, (m, n) = x.shape[:-2], x.shape[-2:]
     nb = len(batch)
-    parts = _unpack(_p(lp.geqrf, work), lp.qr_parts(m, n, work.aval.dtype))
-    a, tau = parts["a"], parts["tau"]
+    a, tau = _unpack(_p(lp.geqrf, work), lp.qr_parts(m, n, work.aval.dtype), "a", "tau")
     if m > n and mode == "complete":
         zero = _const(a, 0, shape=())
         q_in = _p(sh.pad, a, zero, low=(0,) * (nb + 2), high=(0,) * (nb + 1) + (m - n,),
@@ -505,9 +508,9 @@ def eigh(x, /):
     d = node.aval.dtype
     work = _lapack(node)
     n = x.shape[-1]
-    parts = _unpack(_p(lp.eigh, work, vectors=True), lp.eigh_parts(n, work.aval.dtype))
-    return EighResult(wrap(_restore(parts["eigenvalues"], dt.real_of(d))),
-                      wrap(_restore(parts["eigenvectors"], d)))
+    w, v = _unpack(_p(lp.eigh, work, vectors=True), lp.eigh_parts(n, work.aval.dtype),
+                   "eigenvalues", "eigenvectors")
+    return EighResult(wrap(_restore(w, dt.real_of(d))), wrap(_restore(v, d)))
 
 
 def eigvalsh(x, /):
@@ -523,8 +526,9 @@ def eig(x, /):
     node = _matrix("eig", x, square=True)
     work = _lapack(node)
     n = x.shape[-1]
-    parts = _unpack(_p(lp.eig, work, vectors=True), lp.eig_parts(n, work.aval.dtype))
-    return EigResult(wrap(parts["eigenvalues"]), wrap(parts["eigenvectors"]))
+    w, v = _unpack(_p(lp.eig, work, vectors=True), lp.eig_parts(n, work.aval.dtype),
+                   "eigenvalues", "eigenvectors")
+    return EigResult(wrap(w), wrap(v))
 
 
 def eigvals(x, /):
@@ -561,9 +565,9 @@ def svd(x, /, *, full_matrices=True):
             u, vh = _const(node, 0, shape=batch + (m, 0)), _const(node, 0, shape=batch + (0, n))
         return SVDResult(wrap(u), wrap(s), wrap(vh))
     mode = "A" if full_matrices else "S"
-    parts = _unpack(_p(lp.svd, work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode))
-    return SVDResult(wrap(_restore(parts["u"], d)), wrap(_restore(parts["s"], dt.real_of(d))),
-                     wrap(_restore(parts["vt"], d)))
+    u, s, vt = _unpack(_p(lp.svd, work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode),
+                       "u", "s", "vt")
+    return SVDResult(wrap(_restore(u, d)), wrap(_restore(s, dt.real_of(d))), wrap(_restore(vt, d)))
 
 
 def _rtol(name, rtol, s, m, n):
@@ -612,8 +616,8 @@ def pinv(x, /, *, rtol=None):
     if builtins.min(m, n) == 0:
         return wrap(_const(node, 0, shape=batch + (n, m)))
     work = _lapack(node)
-    parts = _unpack(_p(lp.svd, work, mode="S"), lp.svd_parts(m, n, work.aval.dtype, "S"))
-    u, s, vt = parts["u"], parts["s"], parts["vt"]
+    u, s, vt = _unpack(_p(lp.svd, work, mode="S"), lp.svd_parts(m, n, work.aval.dtype, "S"),
+                       "u", "s", "vt")
     last = len(s.aval.shape) - 1
     smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
     tol = _p(ew.multiply, smax, _rtol("pinv", rtol, s, m, n))
