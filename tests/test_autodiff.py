@@ -129,7 +129,23 @@ SHAPE_OPS = [
     ("clip", lambda x: xp.clip(x, 0.8, 1.6)),
     ("astype", lambda x: xp.real(xp.astype(x, xp.complex128) * (1 + 2j))),
     ("tril", lambda x: xp.tril(x[:, :3])),
+    ("gather", lambda x: x[xp.asarray([2, 0, 2], device=x.device), 1:]),
+    ("take", lambda x: xp.take(x, xp.asarray([3, 0, 3], device=x.device), axis=1)),
+    ("take_along_axis", lambda x: xp.take_along_axis(
+        x, xp.asarray([[0, 3], [1, 1], [2, 0]], device=x.device), axis=1)),
+    ("mask", lambda x: x[x > 1.0]),
+    ("sort", lambda x: xp.sort(x, axis=1) * xp.asarray([1.0, 2.0, 3.0, 4.0], device=x.device)),
+    ("sort_descending", lambda x: xp.sort(x, axis=0, descending=True) * xp.asarray([[1.0], [2.0], [3.0]], device=x.device)),
+    ("cumulative_sum", lambda x: xp.cumulative_sum(x, axis=1)),
+    ("setitem", lambda x: _setitem_example(x)),
 ]
+
+
+def _setitem_example(x):
+    y = x * 1.0
+    y[0, 1:3] = x[1, :2] ** 2
+    y[xp.asarray([2], device=x.device), 0] = 5.0
+    return y
 
 
 @pytest.mark.parametrize("name,fn", SHAPE_OPS, ids=[s[0] for s in SHAPE_OPS])

@@ -34,7 +34,7 @@ def mlp_loss(w1, b1, w2, b2, x, y):
 def gaussian_loglik(cov_factor, x):
     ns = array_namespace(x)
     n = cov_factor.shape[0]
-    cov = cov_factor @ ns.matrix_transpose(cov_factor) + ns.eye(n, dtype=x.dtype)
+    cov = cov_factor @ ns.matrix_transpose(cov_factor) + ns.eye(n, dtype=x.dtype, device=x.device)
     chol = ns.linalg.cholesky(cov)
     alpha = ns.linalg.solve(cov, x)
     logdet = 2.0 * ns.sum(ns.log(ns.linalg.diagonal(chol)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.stablehlo import tensor_type
+from . import ad
 from .core import aval, declare
 
 
@@ -87,7 +88,18 @@ def _gather_impl(x, idx, *, axes):
     return front[tuple(cols)]
 
 
-gather = declare("gather", infer=_gather_infer, emit=_gather_emit, impl=_gather_impl)
+def _gather_jvp(tangents, x, idx, *, out, axes):
+    return None if tangents[0] is None else ad.p(gather, tangents[0], idx, axes=axes)
+
+
+def _gather_vjp(ct, x, idx, *, out, axes):
+    if not ad.differentiable(x):
+        return (None, None)
+    return (ad.p(scatter, ad.zeros(x), idx, ct, axes=axes, mode="add"), None)
+
+
+gather = declare("gather", infer=_gather_infer, emit=_gather_emit, impl=_gather_impl,
+                 jvp=_gather_jvp, vjp=_gather_vjp)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -157,6 +169,29 @@ def _scatter_impl(x, idx, updates, *, axes, mode):
     return out
 
 
-scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl)
+def _scatter_jvp(tangents, x, idx, updates, *, out, axes, mode):
+    tx, _, tu = tangents
+    if tx is None and tu is None:
+        return None
+    if mode not in ("set", "add"):
+        raise NotImplementedError(f"no derivative for scatter with mode {mode!r}")
+    return ad.p(scatter, ad.zeros(x) if tx is None else tx, idx,
+                ad.zeros(updates) if tu is None else tu, axes=axes, mode=mode)
+
+
+def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
+    if not ad.differentiable(x):
+        return (None, None, None)
+    if mode == "add":
+        return (ct, None, ad.p(gather, ct, idx, axes=axes))
+    if mode == "set":
+        # overwritten elements get no gradient; each update gets the gradient of its slot
+        cleared = ad.p(scatter, ct, idx, ad.zeros(updates), axes=axes, mode="set")
+        return (cleared, None, ad.p(gather, ct, idx, axes=axes))
+    raise NotImplementedError(f"no derivative for scatter with mode {mode!r}")
+
+
+scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl,
+                  jvp=_scatter_jvp, vjp=_scatter_vjp)
 
 __all__ = ["gather", "scatter", "SCATTER_MODES"]

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
+from . import ad
 from .core import aval, declare
 from .reduce import _identity
 
@@ -211,6 +212,25 @@ def _impl(x, *, axis, kind):
         return fn.accumulate(x, axis=axis) if x.size else x
 
 
-cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl)
+def _cumulative_jvp(tangents, x, *, out, axis, kind):
+    if tangents[0] is None or not ad.differentiable(x):
+        return None
+    if kind != "sum":
+        raise NotImplementedError(f"no derivative for cumulative {kind}")
+    return ad.p(cumulative, tangents[0], axis=axis, kind=kind)
+
+
+def _cumulative_vjp(ct, x, *, out, axis, kind):
+    if not ad.differentiable(x):
+        return (None,)
+    if kind != "sum":
+        raise NotImplementedError(f"no derivative for cumulative {kind}")
+    from .shape import reverse
+    flipped = ad.p(reverse, ct, dims=(axis,))
+    return (ad.p(reverse, ad.p(cumulative, flipped, axis=axis, kind="sum"), dims=(axis,)),)
+
+
+cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,
+                     jvp=_cumulative_jvp, vjp=_cumulative_vjp)
 
 __all__ = ["cumulative", "KINDS"]

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
+from . import ad
 from .core import aval, declare
 
 
@@ -131,6 +132,35 @@ def _impl(*operands, dimension, num_keys, descending, output):
     return np.take_along_axis(operands[output], perm, axis=dimension)
 
 
-sort = declare("sort", infer=_infer, emit=_emit, impl=_impl)
+# Derivatives: sorting permutes; the keys decide the permutation, which is piecewise
+# constant, so only the returned operand's own values carry a derivative.
+
+def _sort_jvp(tangents, *operands, out, dimension, num_keys, descending, output):
+    t = tangents[output]
+    if t is None or not ad.differentiable(out):
+        return None
+    # the tangent rides along as one more operand, permuted like the others
+    return ad.p(sort, *operands, t, dimension=dimension, num_keys=num_keys,
+                descending=descending, output=len(operands))
+
+
+def _sort_vjp(ct, *operands, out, dimension, num_keys, descending, output):
+    cts = [None] * len(operands)
+    if not ad.differentiable(operands[output]):
+        return tuple(cts)
+    from .shape import iota
+    from .._graph import bind
+    from .. import _dtypes as dt
+    position = bind(iota, (), {"shape": out.aval.shape, "dtype": dt.int64, "dim": dimension},
+                    out.device)
+    perm = ad.p(sort, *operands[:num_keys], position, dimension=dimension, num_keys=num_keys,
+                descending=descending, output=num_keys)
+    # un-permute: sorting (perm, ct) by perm puts each cotangent back at its origin
+    cts[output] = ad.p(sort, perm, ct, dimension=dimension, num_keys=1, descending=False,
+                       output=1)
+    return tuple(cts)
+
+
+sort = declare("sort", infer=_infer, emit=_emit, impl=_impl, jvp=_sort_jvp, vjp=_sort_vjp)
 
 __all__ = ["sort"]
