@@ -38,7 +38,7 @@ from .._array import Array
 from .._prims import indexing as ix
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import broadcast_shapes, cast, scalar_node, wrap
+from ._core import broadcast_shapes, cast, constant, scalar_node, wrap
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -210,7 +210,17 @@ def _slice_params(shape, entries):
 
 
 def _apply_basic(node, entries):
-    """Slices and ints applied (ints leave a size-1 axis); array entries keep whole axes."""
+    """Slices and ints applied (ints leave a size-1 axis); array entries keep whole axes.
+
+    Integer positions are program inputs (a dynamic slice), not constants, so `x[i]` in a
+    loop over i reuses one compiled program."""
+    if any(isinstance(k, builtins.int) for k in entries):
+        shape = node.aval.shape
+        starts = tuple(scalar_node(k, dt.int64, node.device) if isinstance(k, builtins.int)
+                       else constant(0, (), dt.int64, node.device) for k in entries)
+        sizes = tuple(1 if isinstance(k, builtins.int) else n for k, n in zip(entries, shape))
+        node = o.p(sh.dynamic_slice, node, *starts, sizes=sizes)
+        entries = [builtins.slice(None) if isinstance(k, builtins.int) else k for k in entries]
     shape = node.aval.shape
     start, limit, strides, reverse_dims, _ = _slice_params(shape, entries)
     if reverse_dims:

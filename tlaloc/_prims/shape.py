@@ -223,3 +223,75 @@ pad = declare(
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
         f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))
+
+
+# dynamic_slice: a window of `sizes` starting at run-time positions (0-d int64 operands, one
+# per axis), so `x[i]` with a changing Python int reuses one program. As in StableHLO, start
+# positions are clamped so the window fits.
+
+def _clamped_starts(shape, sizes, starts):
+    return [int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes)]
+
+
+def _dynamic_slice_infer(x, *starts, sizes):
+    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+        raise TypeError("internal: dynamic_slice needs one 0-d integer start per axis")
+    if any(not 0 <= k <= n for k, n in zip(sizes, x.shape)):
+        raise ValueError(f"internal: dynamic_slice sizes {sizes} for shape {x.shape}")
+    return aval(sizes, x.dtype)
+
+
+def _dynamic_slice_impl(x, *starts, sizes):
+    begin = _clamped_starts(x.shape, sizes, starts)
+    return x[tuple(builtins.slice(b, b + k) for b, k in zip(begin, sizes))]
+
+
+def _dynamic_slice_vjp(ct, x, *starts, out, sizes):
+    zero = ad.zeros(x)
+    return (ad.p(dynamic_update_slice, zero, ct, *starts),) + (None,) * len(starts)
+
+
+dynamic_slice = declare(
+    "dynamic_slice", infer=_dynamic_slice_infer, impl=_dynamic_slice_impl,
+    emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
+                                                   attrs=f"slice_sizes = {_i64s(sizes)}"),
+    jvp=lambda tangents, x, *starts, out, sizes: (
+        None if tangents[0] is None else ad.p(dynamic_slice, tangents[0], *starts, sizes=sizes)),
+    vjp=_dynamic_slice_vjp)
+
+
+def _dynamic_update_infer(x, update, *starts):
+    if update.dtype is not x.dtype or len(update.shape) != len(x.shape) or any(
+            k > n for k, n in zip(update.shape, x.shape)):
+        raise ValueError(f"internal: dynamic_update_slice of {update} into {x}")
+    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+        raise TypeError("internal: dynamic_update_slice needs one 0-d integer start per axis")
+    return x
+
+
+def _dynamic_update_impl(x, update, *starts):
+    begin = _clamped_starts(x.shape, update.shape, starts)
+    out = np.array(x, copy=True)
+    out[tuple(builtins.slice(b, b + k) for b, k in zip(begin, update.shape))] = update
+    return out
+
+
+def _dynamic_update_jvp(tangents, x, update, *starts, out):
+    tx, tu = tangents[0], tangents[1]
+    if tx is None and tu is None:
+        return None
+    return ad.p(dynamic_update_slice, ad.zeros(x) if tx is None else tx,
+                ad.zeros(update) if tu is None else tu, *starts)
+
+
+def _dynamic_update_vjp(ct, x, update, *starts, out):
+    cleared = ad.p(dynamic_update_slice, ct, ad.zeros(update), *starts)
+    piece = ad.p(dynamic_slice, ct, *starts, sizes=update.aval.shape)
+    return (cleared, piece) + (None,) * len(starts)
+
+
+dynamic_update_slice = declare(
+    "dynamic_update_slice", infer=_dynamic_update_infer, impl=_dynamic_update_impl,
+    emit=lambda ctx, x, update, *starts: ctx.simple("stablehlo.dynamic_update_slice", x, update,
+                                                    *starts),
+    jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
