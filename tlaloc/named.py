@@ -25,6 +25,7 @@ contraction over named axes, like einsum with names instead of letters). Annotat
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import typing
@@ -132,14 +133,24 @@ def _arrays_in(args):
 
 
 def _has_names(args, kwargs):
-    for a in _arrays_in(args):
-        if a._names is not None:
+    """Whether names are involved in a call (runs on every call: kept cheap)."""
+    for a in args:
+        if isinstance(a, Array):
+            if a._names is not None:
+                return True
+        elif isinstance(a, (list, tuple)):
+            for b in a:
+                if isinstance(b, Array) and b._names is not None:
+                    return True
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, Array) and v._names is not None:
+                return True
+        axis = kwargs.get("axis", kwargs.get("axes"))
+        if isinstance(axis, str) or (isinstance(axis, (tuple, list))
+                                     and builtins.any(isinstance(a, str) for a in axis)):
             return True
-    for v in kwargs.values():
-        if isinstance(v, Array) and v._names is not None:
-            return True
-    axis = kwargs.get("axis", kwargs.get("axes"))
-    return isinstance(axis, str) or (isinstance(axis, (tuple, list)) and any(isinstance(a, str) for a in axis))
+    return False
 
 
 def _first_array(args):
