@@ -396,7 +396,7 @@ def broadcast_arrays_rule(fn):
     def rule(*arrays):
         out = fn(*arrays)
         names = unify("broadcast_arrays", *[names_of(a) for a in arrays])
-        return [_with_names(r, names) for r in out]
+        return tuple(_with_names(r, names) for r in out)
     return rule
 
 

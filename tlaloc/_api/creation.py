@@ -117,9 +117,23 @@ def _scalar_host(value, d):
     return np.array(value, dtype=d.numpy)
 
 
+class _CopyNeeded(BufferError, ValueError):
+    """copy=False where a copy is needed: the standard's BufferError (a ValueError too, as
+    tlaloc raised before)."""
+
+
 def from_dlpack(x, /, *, device=None, copy=None):
+    if isinstance(x, Array):
+        # A tlaloc array stays where it is unless a device is given; its memory is
+        # immutable, so "no copy" is the array itself.
+        if device is None or resolve_device(device) == x.device:
+            return x
+        if copy is False:
+            raise _CopyNeeded("from_dlpack(copy=False): moving to another device needs a copy")
+        return asarray(x, device=device)
     if copy is False:
-        raise ValueError("from_dlpack(copy=False): tlaloc arrays own immutable memory")
+        raise _CopyNeeded("from_dlpack(copy=False): tlaloc arrays own immutable memory, so "
+                          "importing a foreign buffer copies it")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
     return asarray(np.from_dlpack(x), device=device)
@@ -307,7 +321,7 @@ def meshgrid(*arrays, indexing="xy"):
         if indexing == "xy" and len(arrays) >= 2 and i < 2:
             dim = 1 - i
         out.append(wrap(bind(sh.broadcast_in_dim, (a._node,), {"shape": shape, "dims": (dim,)})))
-    return out
+    return tuple(out)  # a tuple since 2025.12
 
 
 def astype(x, dtype, /, *, copy=True, device=None):

@@ -28,7 +28,7 @@ class Info:
         return dt.DEFAULTS.as_dict()
 
     def devices(self):
-        return available_devices()
+        return tuple(available_devices())  # a tuple since 2025.12
 
     def dtypes(self, *, device=None, kind=None):
         """The standard's dtypes (float16 and bfloat16 are extensions, listed only when

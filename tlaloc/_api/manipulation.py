@@ -61,7 +61,9 @@ def broadcast_arrays(*arrays):
     if nodes:
         check_devices("broadcast_arrays", *nodes)
     shape = broadcast_shapes(*[a.shape for a in arrays], name="broadcast_arrays")
-    return [a if a.shape == shape else wrap(broadcast_to_shape(n, shape)) for a, n in zip(arrays, nodes)]
+    # a tuple since 2025.12
+    return tuple(a if a.shape == shape else wrap(broadcast_to_shape(n, shape))
+                 for a, n in zip(arrays, nodes))
 
 
 def _joined(name, arrays):

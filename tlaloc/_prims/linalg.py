@@ -303,7 +303,7 @@ def _trsolve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
     n = a.shape[-1]
     t = np.tril(a) if lower else np.triu(a)
     if unit_diagonal:
-        t = t - t * np.eye(n, dtype=a.dtype) + np.eye(n, dtype=a.dtype)
+        t = np.where(np.eye(n, dtype=bool), np.ones((), a.dtype), t)
     if transpose_a != "NO_TRANSPOSE":
         t = np.swapaxes(t, -1, -2)
         if transpose_a == "ADJOINT":
@@ -313,7 +313,8 @@ def _trsolve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
         t, rhs, lower = np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not lower
     else:
         rhs = b
-    # Substitution with IEEE semantics: a zero on the diagonal gives inf/nan, as in XLA.
+    # Substitution with IEEE semantics: a zero on the diagonal gives inf/nan from its row on,
+    # as LAPACK's trsm does (XLA's blocked native solve spreads NaN over whole blocks).
     x = np.zeros(np.broadcast_shapes(rhs.shape), dtype=b.dtype)
     order = range(n) if lower else range(n - 1, -1, -1)
     for i in order:
