@@ -109,8 +109,9 @@ def _variance(name, x, axis, correction, keepdims, root):
     dev_sq = bind(ew.subtract, (node, mu_full), {})
     dev_sq = bind(ew.multiply, (dev_sq, dev_sq), {})
     ss = bind(rd.reduce_sum, (dev_sq,), {"axes": axes}) if axes else dev_sq
-    # count - correction <= 0 gives inf or nan, as in NumPy
-    out = bind(ew.divide, (ss, constant(float(count - correction), ss.aval.shape, d, dev)), {})
+    # the standard: count - correction <= 0 gives NaN (NumPy gives inf, or -0 when empty)
+    denom = float(count - correction) if count - correction > 0 else math.nan
+    out = bind(ew.divide, (ss, constant(denom, ss.aval.shape, d, dev)), {})
     if root:
         out = bind(ew.sqrt, (out,), {})
     return wrap(_keep(out, shape, axes, keepdims))

@@ -34,11 +34,11 @@ optimization_barrier = declare(
 
 
 def _custom_rules():
-    def jvp(tangents, value, *args, out, rule):
-        return rule._jvp_rule(out, tangents[1:], args)
+    def jvp(tangents, value, *args, out, rule, output=None):
+        return rule._jvp_rule(out, tangents[1:], args, output)
 
-    def vjp(ct, value, *args, out, rule):
-        return (None,) + tuple(rule._vjp_rule(out, ct, args))
+    def vjp(ct, value, *args, out, rule, output=None):
+        return (None,) + tuple(rule._vjp_rule(out, ct, args, output))
 
     return {"jvp": jvp, "vjp": vjp}
 
@@ -46,7 +46,8 @@ def _custom_rules():
 # The result of a function with user-defined derivatives (custom_vjp, custom_jvp,
 # checkpoint). Operand 0 is the value the function computed; the rest are its array
 # arguments, so the derivative flows to them through the rule (param `rule`), never through
-# the function's own recorded operations.
+# the function's own recorded operations. `output` says which result this is when the
+# function returns several (None for one).
 custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
                       source="{0}",
                       **_custom_rules())

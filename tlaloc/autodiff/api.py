@@ -283,9 +283,10 @@ def stop_gradient(x):
 _CALLS = weakref.WeakKeyDictionary()   # custom_derivative_call node -> its arguments
 
 
-def _custom_output(rule, value: Array, args):
+def _custom_output(rule, value: Array, args, output=None):
     arrays = tuple(a for a in args if isinstance(a, Array))
-    node = bind(adp.custom_call, (value._node,) + tuple(a._node for a in arrays), {"rule": rule})
+    node = bind(adp.custom_call, (value._node,) + tuple(a._node for a in arrays),
+                {"rule": rule, "output": output})
     _CALLS[node] = args
     return Array._from_node(node)
 
@@ -322,7 +323,7 @@ class custom_vjp:
         _CALLS[out._node] = (args, residuals)
         return out
 
-    def _vjp_rule(self, out, ct, arg_nodes):
+    def _vjp_rule(self, out, ct, arg_nodes, output):
         args, residuals = _CALLS[out]
         cts = self.bwd(residuals, Array._from_node(ct))
         if not isinstance(cts, (tuple, list)) or len(cts) != len(args):
@@ -334,7 +335,7 @@ class custom_vjp:
                 result.append(None if c is None else ad.as_dtype_of(_as_array(c, "custom_vjp")._node, a._node))
         return result
 
-    def _jvp_rule(self, out, tangents, arg_nodes):
+    def _jvp_rule(self, out, tangents, arg_nodes, output):
         raise TypeError(f"custom_vjp {self.fun.__name__} has no forward-mode rule; "
                         "define it with custom_jvp to use jvp, jacfwd or hessian")
 
@@ -346,6 +347,9 @@ class custom_jvp:
         def f(x): ...
         @f.defjvp
         def f_jvp(primals, tangents): return f(*primals), tangent_out
+
+    f may return one array or a tuple of arrays (a named tuple too); the rule then returns
+    tangents of the same structure.
 
     Reverse mode transposes the rule: the tangent output is recorded as a function of the
     tangents and differentiated backwards, which is exact because it is linear in them."""
@@ -365,11 +369,14 @@ class custom_jvp:
         value = self.fun(*args)
         if not is_tracing():
             return value
-        if not isinstance(value, Array):
-            raise TypeError("custom_jvp: the function must return a single array")
-        return _custom_output(self, value, args)
+        if isinstance(value, Array):
+            return _custom_output(self, value, args)
+        if isinstance(value, tuple) and all(isinstance(v, Array) for v in value):
+            outs = [_custom_output(self, v, args, output=i) for i, v in enumerate(value)]
+            return type(value)(*outs) if hasattr(value, "_fields") else tuple(outs)
+        raise TypeError("custom_jvp: the function must return an array or a tuple of arrays")
 
-    def _tangent_out(self, args, tangent_nodes):
+    def _tangent_out(self, args, tangent_nodes, output):
         tangents, k = [], 0
         for a in args:
             if isinstance(a, Array):
@@ -379,17 +386,19 @@ class custom_jvp:
             else:
                 tangents.append(None)
         _, t_out = self.rule(tuple(args), tuple(tangents))
+        if output is not None:
+            t_out = t_out[output]
         return _as_array(t_out, "custom_jvp")._node
 
-    def _jvp_rule(self, out, tangents, arg_nodes):
+    def _jvp_rule(self, out, tangents, arg_nodes, output):
         args = _CALLS[out]
-        return ad.as_dtype_of(self._tangent_out(args, list(tangents)), out)
+        return ad.as_dtype_of(self._tangent_out(args, list(tangents), output), out)
 
-    def _vjp_rule(self, out, ct, arg_nodes):
+    def _vjp_rule(self, out, ct, arg_nodes, output):
         args = _CALLS[out]
         with tracing():
             seeds = [variable(ad.zeros(n)) for n in arg_nodes]
-            t_out = self._tangent_out(args, seeds)
+            t_out = self._tangent_out(args, seeds, output)
             tape = Tape([t_out], seeds)
         cts = tape.backward({t_out: ad.as_dtype_of(ct, t_out)})
         return [cts[s] for s in seeds]
@@ -401,7 +410,7 @@ class _Checkpointed:
     def __init__(self, fun):
         self.fun = fun
 
-    def _vjp_rule(self, out, ct, arg_nodes):
+    def _vjp_rule(self, out, ct, arg_nodes, output):
         args = _CALLS[out]
         fresh, k = [], 0
         for a in args:
@@ -421,7 +430,7 @@ class _Checkpointed:
         _, fn = vjp(partial, *[fresh[i] for i in positions])
         return [c._node for c in fn(Array._from_node(ct))]
 
-    def _jvp_rule(self, out, tangents, arg_nodes):
+    def _jvp_rule(self, out, tangents, arg_nodes, output):
         args = _CALLS[out]
         positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
 
