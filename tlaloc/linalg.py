@@ -317,7 +317,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     nd = x.ndim
     rows, cols = nd - 2, nd - 1
     if ord in ("nuc", 2, -2):
-        s = _svdvals_node(node)  # (..., k), descending
+        s = svdvals(x)._node  # (..., k), descending (through svdvals: differentiable)
         if ord == "nuc":
             out = _p(rd.reduce_sum, s, axes=(nd - 2,))
         elif ord == 2:
@@ -616,8 +616,7 @@ def pinv(x, /, *, rtol=None):
     if builtins.min(m, n) == 0:
         return wrap(_const(node, 0, shape=batch + (n, m)))
     work = _lapack(node)
-    u, s, vt = _unpack(_p(lp.svd, work, mode="S"), lp.svd_parts(m, n, work.aval.dtype, "S"),
-                       "u", "s", "vt")
+    u, s, vt = (r._node for r in svd(wrap(work), full_matrices=False))  # differentiable
     last = len(s.aval.shape) - 1
     smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
     tol = _p(ew.multiply, smax, _rtol("pinv", rtol, s, m, n))
@@ -631,3 +630,211 @@ def pinv(x, /, *, rtol=None):
                                    dims=tuple(range(last)) + (last + 1,)))
     out = matmul(wrap(scaled), wrap(_conj(_mT(u))))._node     # (..., n, m)
     return wrap(_restore(out, d))
+
+
+# ============================================================================ derivatives
+# The factorisations are LAPACK calls whose packed results have no derivative rules of their
+# own; these functions take theirs from the classical formulas below (as in JAX), written in
+# the namespace, through the custom_jvp mechanism: forward mode applies the rule, reverse
+# mode transposes it. Away from differentiation the functions run as they are.
+
+import functools as _functools  # noqa: E402
+
+from .autodiff.api import custom_jvp as _custom_jvp  # noqa: E402
+from .autodiff.engine import is_tracing as _is_tracing  # noqa: E402
+
+
+def _differentiable(rule):
+    """Give a linalg function the forward-mode `rule(primals, tangents, **kwargs)`."""
+    def decorate(fn):
+        cache = {}   # one rule object per keyword setting: stable compile-cache keys
+
+        @_functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not _is_tracing():
+                return fn(*args, **kwargs)
+            key = tuple(sorted(kwargs.items()))
+            wrapped = cache.get(key)
+            if wrapped is None:
+                wrapped = cache[key] = _custom_jvp(_functools.partial(fn, **kwargs))
+                wrapped.defjvp(_functools.partial(rule, **kwargs))
+            return wrapped(*args)
+        return wrapper
+    return decorate
+
+
+def _xp():
+    import tlaloc
+    return tlaloc
+
+
+def _H(a):
+    xp = _xp()
+    return xp.conj(xp.matrix_transpose(a))
+
+
+def _sym(t):
+    """Derivatives are taken for Hermitian inputs: only the Hermitian part of a tangent counts."""
+    return (t + _H(t)) / 2
+
+
+def _tri(a, b, *, lower, left=True, transpose="NO_TRANSPOSE"):
+    """op(a)^-1 b (left) or b op(a)^-1 (right) for triangular a."""
+    out = bind(lp.triangular_solve, (a._node, b._node), {
+        "left_side": left, "lower": lower, "transpose_a": transpose, "unit_diagonal": False})
+    return Array._from_node(out)
+
+
+def _cholesky_jvp(primals, tangents, *, upper=False):
+    xp = _xp()
+    (a,), (t,) = primals, tangents
+    low = cholesky(a)
+    t = _sym(t)
+    inner = _tri(low, _tri(low, t, lower=True), lower=True, left=False, transpose="ADJOINT")
+    n = a.shape[-1]
+    half_diag = xp.tril(inner) - 0.5 * inner * xp.eye(n, dtype=a.dtype, device=a.device)
+    dlow = low @ half_diag
+    if upper:
+        return _H(low), _H(dlow)
+    return low, dlow
+
+
+def _inv_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    ainv = inv(a)
+    return ainv, -(ainv @ t @ ainv)
+
+
+def _solve_jvp(primals, tangents):
+    xp = _xp()
+    (a, b), (ta, tb) = primals, tangents
+    x = solve(a, b)
+    rhs = tb - xp.matmul(ta, x)
+    return x, _solve_linear(a, rhs)
+
+
+def _trace_of_solve(a, t):
+    xp = _xp()
+    return xp.sum(diagonal(_solve_linear(a, t)), axis=-1)
+
+
+def _det_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    d = det(a)
+    return d, d * _trace_of_solve(a, t)
+
+
+def _slogdet_jvp(primals, tangents):
+    xp = _xp()
+    (a,), (t,) = primals, tangents
+    sign, logabs = slogdet(a)
+    tr = _trace_of_solve(a, t)
+    if xp.isdtype(a.dtype, "complex floating"):
+        dsign = sign * (1j * xp.imag(tr))
+    else:
+        dsign = xp.zeros_like(sign)
+    return SlogdetResult(sign, logabs), SlogdetResult(dsign, xp.real(tr))
+
+
+def _eigh_jvp(primals, tangents):
+    xp = _xp()
+    (a,), (t,) = primals, tangents
+    w, v = eigh(a)
+    vt_v = _H(v) @ _sym(t) @ v
+    n = a.shape[-1]
+    eye = xp.eye(n, dtype=w.dtype, device=a.device)
+    gaps = w[..., None, :] - w[..., :, None]
+    f = 1 / (gaps + eye) - eye                      # 1 / (w_j - w_i), 0 on the diagonal
+    dv = v @ (xp.astype(f, v.dtype) * vt_v)
+    dw = xp.real(diagonal(vt_v))
+    return EighResult(w, v), EighResult(dw, dv)
+
+
+def _eigvalsh_jvp(primals, tangents):
+    (w, _), (dw, _) = _eigh_jvp(primals, tangents)
+    return w, dw
+
+
+def _svd_parts_jvp(a, t):
+    """s, u, vh and their tangents for the reduced SVD (the formulas of JAX's svd rule)."""
+    xp = _xp()
+    u, s, vh = svd(a, full_matrices=False)
+    v, ut = _H(vh), _H(u)
+    ds_mat = ut @ t @ v
+    ds = xp.real(diagonal(ds_mat))
+    s_row = s[..., None, :]
+    s_col = s[..., :, None]
+    diffs = (s_row + s_col) * (s_row - s_col)
+    is_zero = xp.astype(diffs == 0, diffs.dtype)
+    f = xp.astype(1 / (diffs + is_zero) - is_zero, a.dtype)
+    dss = xp.astype(s_row, a.dtype) * ds_mat
+    sds = xp.astype(s_col, a.dtype) * ds_mat
+    s_zero = xp.astype(s == 0, s.dtype)
+    s_inv = 1 / (s + s_zero) - s_zero
+    k = s.shape[-1]
+    s_inv_mat = xp.astype(s_inv[..., None, :] * xp.eye(k, dtype=s.dtype, device=a.device), a.dtype)
+    du = u @ (f * (dss + _H(dss)) + 0.5 * (ds_mat - _H(ds_mat)) * s_inv_mat)
+    dv = v @ (f * (sds + _H(sds)))
+    m, n = a.shape[-2:]
+    if m > n:
+        dav = t @ v
+        du = du + (dav - u @ (ut @ dav)) / xp.astype(s_row, a.dtype)
+    if n > m:
+        dahu = _H(t) @ u
+        dv = dv + (dahu - v @ (vh @ dahu)) / xp.astype(s_row, a.dtype)
+    return (u, s, vh), (du, ds, _H(dv))
+
+
+def _svd_jvp(primals, tangents, *, full_matrices=True):
+    (a,), (t,) = primals, tangents
+    m, n = a.shape[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError("the derivative of svd(full_matrices=True) of a non-square "
+                                  "matrix is not unique; use full_matrices=False")
+    (u, s, vh), (du, ds, dvh) = _svd_parts_jvp(a, t)
+    return SVDResult(u, s, vh), SVDResult(du, ds, dvh)
+
+
+def _svdvals_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    (_, s, _), (_, ds, _) = _svd_parts_jvp(a, t)
+    return s, ds
+
+
+def _qr_jvp(primals, tangents, *, mode="reduced"):
+    xp = _xp()
+    (a,), (t,) = primals, tangents
+    m, n = a.shape[-2:]
+    if m < n or (mode == "complete" and m != n):
+        raise NotImplementedError("the derivative of qr is defined for reduced factorisations "
+                                  "of matrices with at least as many rows as columns")
+    q, r = qr(a, mode=mode)
+    dx_rinv = _tri(r, t, lower=False, left=False)            # t r^-1
+    qt_dx_rinv = _H(q) @ dx_rinv
+    lower = xp.tril(qt_dx_rinv, k=-1)
+    do = lower - _H(lower)                                    # skew-Hermitian
+    if xp.isdtype(a.dtype, "complex floating"):
+        eye = xp.eye(n, dtype=a.dtype, device=a.device)
+        do = do + eye * (qt_dx_rinv - xp.astype(xp.real(qt_dx_rinv), a.dtype))
+    dq = q @ (do - qt_dx_rinv) + dx_rinv
+    dr = (qt_dx_rinv - do) @ r
+    return QRResult(q, r), QRResult(dq, dr)
+
+
+def _solve_linear(a, t):
+    """a^-1 t for a tangent t: the inverse is a (differentiable) function of the primal
+    alone and the product is linear in t, so rules using it can be transposed and
+    differentiated again (a decorated solve of a tangent inside its own rule would recurse)."""
+    return _xp().matmul(inv(a), t)
+
+
+cholesky = _differentiable(_cholesky_jvp)(cholesky)
+inv = _differentiable(_inv_jvp)(inv)
+solve = _differentiable(_solve_jvp)(solve)
+det = _differentiable(_det_jvp)(det)
+slogdet = _differentiable(_slogdet_jvp)(slogdet)
+eigh = _differentiable(_eigh_jvp)(eigh)
+eigvalsh = _differentiable(_eigvalsh_jvp)(eigvalsh)
+svd = _differentiable(_svd_jvp)(svd)
+svdvals = _differentiable(_svdvals_jvp)(svdvals)
+qr = _differentiable(_qr_jvp)(qr)

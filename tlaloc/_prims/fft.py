@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
+from . import ad
 from .core import aval, declare
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -69,4 +70,62 @@ def _impl(x, *, fft_type, fft_length):
     return np.fft.irfftn(x, s=fft_length, axes=axes)
 
 
-fft = declare("fft", infer=_infer, emit=_emit, impl=_impl)
+# Derivatives. The transforms are linear: forward mode applies the same transform to the
+# tangent; reverse mode applies the adjoint. With N the number of points transformed:
+#   FFT^H = N IFFT;  IFFT^H = FFT / N;
+#   RFFT^H: zero-fill the missing half of the spectrum, N IFFT, real part;
+#   IRFFT^H: RFFT / N, with weight 2 on the bins that stand for two (a bin and its mirror).
+
+def _jvp(tangents, x, *, out, fft_type, fft_length):
+    t = tangents[0]
+    if t is None:
+        return None
+    return ad.p(fft, ad.as_dtype_of(t, x), fft_type=fft_type, fft_length=fft_length)
+
+
+def _vjp(ct, x, *, out, fft_type, fft_length):
+    import math
+    from .._graph import bind
+    from . import elementwise as ew
+    from . import shape as sh
+    n_total = math.prod(fft_length)
+    if fft_type == "FFT":
+        back = ad.p(fft, ct, fft_type="IFFT", fft_length=fft_length)
+        return (ad.mul(back, ad.const(back, float(n_total))),)
+    if fft_type == "IFFT":
+        back = ad.p(fft, ct, fft_type="FFT", fft_length=fft_length)
+        return (ad.mul(back, ad.const(back, 1.0 / n_total)),)
+    nd = len(ct.aval.shape)
+    if fft_type == "RFFT":
+        missing = fft_length[-1] - ct.aval.shape[-1]
+        zero = bind(sh.constant, (), {"shape": (), "dtype": ct.aval.dtype, "value": 0}, ct.device)
+        full = ad.p(sh.pad, ct, zero, low=(0,) * nd, high=(0,) * (nd - 1) + (missing,),
+                    interior=(0,) * nd)
+        back = ad.p(fft, full, fft_type="IFFT", fft_length=fft_length)
+        return (ad.mul(ad.p(ew.real, back), ad.const(ad.p(ew.real, back), float(n_total))),)
+    # IRFFT
+    spectrum = ad.p(fft, ct, fft_type="RFFT", fft_length=fft_length)
+    bins = spectrum.aval.shape[-1]
+    n = fft_length[-1]
+    weights = np.full(bins, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    w = _weights_node(weights / n_total, spectrum)
+    return (ad.mul(spectrum, w),)
+
+
+def _weights_node(weights, like):
+    """A constant node holding per-bin weights broadcast over `like`'s shape."""
+    from .._graph import bind
+    from . import shape as sh
+    from . import elementwise as ew
+    bins = len(weights)
+    pieces = [bind(sh.constant, (), {"shape": (1,), "dtype": like.aval.dtype, "value": complex(v)},
+                   like.device) for v in weights]
+    row = bind(sh.concatenate, tuple(pieces), {"axis": 0}) if bins > 1 else pieces[0]
+    nd = len(like.aval.shape)
+    return bind(sh.broadcast_in_dim, (row,), {"shape": like.aval.shape, "dims": (nd - 1,)})
+
+
+fft = declare("fft", infer=_infer, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp)

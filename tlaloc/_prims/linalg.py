@@ -323,8 +323,70 @@ def _trsolve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
     return x if left_side else np.swapaxes(x, -1, -2)
 
 
+# Derivatives of op(A) X = B (left_side) or X op(A) = B, op one of identity, transpose and
+# adjoint; only A's triangle (strict, with a unit diagonal) is read, so only it gets a
+# derivative. Written with the namespace on wrapped nodes.
+
+def _trsolve_masked(t, lower, unit_diagonal):
+    import tlaloc as xp
+    k = (-1 if lower else 1) if unit_diagonal else 0
+    return xp.tril(t, k=k) if lower else xp.triu(t, k=k)
+
+
+def _op(m, transpose_a):
+    import tlaloc as xp
+    if transpose_a == "NO_TRANSPOSE":
+        return m
+    mt = xp.matrix_transpose(m)
+    return xp.conj(mt) if transpose_a == "ADJOINT" else mt
+
+
+def _trsolve_jvp(tangents, a, b, *, out, left_side, lower, transpose_a, unit_diagonal):
+    from .._array import Array
+    ta, tb = tangents
+    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                  unit_diagonal=unit_diagonal)
+    rhs = None if tb is None else Array._from_node(tb)
+    if ta is not None:
+        x = Array._from_node(out)
+        dop = _op(_trsolve_masked(Array._from_node(ta), lower, unit_diagonal), transpose_a)
+        term = dop @ x if left_side else x @ dop
+        rhs = -term if rhs is None else rhs - term
+    if rhs is None:
+        return None
+    return triangular_solve_bind(a, rhs._node, **params)
+
+
+def triangular_solve_bind(a, b, **params):
+    from .._graph import bind
+    return bind(triangular_solve, (a, b), params)
+
+
+def _trsolve_vjp(ct, a, b, *, out, left_side, lower, transpose_a, unit_diagonal):
+    import tlaloc as xp
+    from .._array import Array
+    g = Array._from_node(ct)
+    # B's cotangent: op(A)^-H applied on the same side
+    if transpose_a == "TRANSPOSE" and xp.isdtype(g.dtype, "complex floating"):
+        solved = xp.conj(Array._from_node(triangular_solve_bind(
+            a, xp.conj(g)._node, left_side=left_side, lower=lower, transpose_a="NO_TRANSPOSE",
+            unit_diagonal=unit_diagonal)))
+    else:
+        flipped = {"NO_TRANSPOSE": "ADJOINT", "ADJOINT": "NO_TRANSPOSE",
+                   "TRANSPOSE": "NO_TRANSPOSE"}[transpose_a]
+        solved = Array._from_node(triangular_solve_bind(
+            a, ct, left_side=left_side, lower=lower, transpose_a=flipped,
+            unit_diagonal=unit_diagonal))
+    x = Array._from_node(out)
+    xh = xp.conj(xp.matrix_transpose(x))
+    a_op = -(solved @ xh) if left_side else -(xh @ solved)
+    if transpose_a != "NO_TRANSPOSE":
+        a_op = _op(a_op, transpose_a)
+    return (_trsolve_masked(a_op, lower, unit_diagonal)._node, solved._node)
+
+
 triangular_solve = declare("triangular_solve", infer=_trsolve_infer, emit=_trsolve_emit,
-                           impl=_quiet(_trsolve_impl))
+                           impl=_quiet(_trsolve_impl), jvp=_trsolve_jvp, vjp=_trsolve_vjp)
 
 
 # ============================================================================ LU (getrf)
