@@ -5,7 +5,8 @@ import re
 import pytest
 
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
-PAGES = sorted(p for p in DOCS.glob("*.md") if "```python" in p.read_text())
+PAGES = sorted(p for p in [*DOCS.glob("*.md"), DOCS.parent / "README.md"]
+               if "```python" in p.read_text())
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
