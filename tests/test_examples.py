@@ -1,0 +1,31 @@
+"""Every example runs as a standalone program."""
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.mark.parametrize("script,args", [
+    ("quickstart.py", []),
+    ("train_mlp.py", ["--steps", "60"]),
+])
+def test_example_runs(script, args):
+    out = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip()
+
+
+def test_train_mlp_learns():
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_mlp.py"), "--steps", "150"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    losses = [float(l.split("loss")[1]) for l in lines if l.startswith("adam step")]
+    assert losses[-1] < losses[0] / 3
+    accuracy = [float(l.split()[-1]) for l in lines if l.startswith("adam test accuracy")][0]
+    assert accuracy > 0.8
+    assert "time per Adam step" in out.stdout
