@@ -169,11 +169,19 @@ class _Plan:
         # those an Array still shows to the user (parameters and optimizer state of a
         # training loop). Both depend on what the code holds, not on the values, so the
         # same code gives the same program.
+        # Consumers inside this program do not count: an intermediate shared only within it
+        # (a polynomial's running sum, a value two branches of a select use) stays internal,
+        # so XLA can fuse it.
+        inside = {}
+        for node in nodes:
+            for j, inp in enumerate(node.inputs):
+                if inp not in node.inputs[:j]:
+                    inside[inp] = inside.get(inp, 0) + 1
         for i, node in enumerate(nodes):
             if i in outputs:
                 continue
             owner = node.owner
-            if node.users > 1 or (owner is not None and owner() is not None):
+            if node.users > inside.get(node, 0) or (owner is not None and owner() is not None):
                 outputs.append(i)
         n_in = len(leaves)
 

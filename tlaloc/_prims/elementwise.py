@@ -180,6 +180,19 @@ multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="
 divide = _binary("divide", "stablehlo.divide", _divide, _NUM, source=lambda ctx, x, y: (
     f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
     lambda x, y, out: ad.div(ad.const(y, 1), y), lambda x, y, out: ad.neg(ad.div(out, y))))
+
+
+def _divide_emit(ctx, x, y):
+    """XLA's simplifier turns A / broadcast(b) into A * broadcast(1 / b), which is not
+    correctly rounded (the standard requires it for real floating division: -13.210486 /
+    -1.5 gives 8.806992 instead of 8.806991 in float32). An optimization barrier between the
+    broadcast and the division keeps the division."""
+    if ctx.out_aval.dtype.kind == "f" and ctx.producer.get(y) == "stablehlo.broadcast_in_dim":
+        y = ctx.op("stablehlo.optimization_barrier", (y,), (ctx.in_avals[1],), ctx.in_avals[1])
+    return ctx.simple("stablehlo.divide", x, y)
+
+
+divide.emit = _divide_emit
 remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, rules=ad.elementwise_rules(
     lambda x, y, out: ad.const(x, 1), lambda x, y, out: ad.neg(_trunc(ad.div(x, y)))))
 power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", rules=ad.elementwise_rules(
@@ -214,6 +227,31 @@ log = _unary("log", "stablehlo.log", np.log, _INEXACT, rules=ad.elementwise_rule
     lambda x, out: _inv(x)))
 log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: _inv(ad.add(x, ad.const(x, 1)))))
+
+
+def _log1p_emit(ctx, x):
+    """XLA's float64 log1p is off by up to ~120 ulp for x in (-0.45, -0.35). On
+    [-0.5, -0.29] use log(u) * x / (u - 1) with u = 1 + x instead (u - 1 is exact there, and
+    the ratio corrects the rounding of u)."""
+    out = ctx.simple("stablehlo.log_plus_one", x)
+    a = ctx.in_avals[0]
+    if a.dtype.kind != "f":
+        return out
+    one = ctx.constant(1.0, a)
+    u = ctx.op("stablehlo.add", (x, one), (a, a), a)
+    ratio = ctx.op("stablehlo.divide", (x, ctx.op("stablehlo.subtract", (u, one), (a, a), a)), (a, a), a)
+    alt = ctx.op("stablehlo.multiply", (ctx.op("stablehlo.log", (u,), (a,), a), ratio), (a, a), a)
+    b = aval(a.shape, dt.bool)
+    cmp = "compare_type = #stablehlo<comparison_type FLOAT>"
+    ge = ctx.op("stablehlo.compare", (x, ctx.constant(-0.5, a)), (a, a), b,
+                attrs=f"comparison_direction = #stablehlo<comparison_direction GE>, {cmp}")
+    le = ctx.op("stablehlo.compare", (x, ctx.constant(-0.29, a)), (a, a), b,
+                attrs=f"comparison_direction = #stablehlo<comparison_direction LE>, {cmp}")
+    inside = ctx.op("stablehlo.and", (ge, le), (b, b), b)
+    return ctx.op("stablehlo.select", (inside, alt, out), (b, a, a), a)
+
+
+log1p.emit = _log1p_emit
 sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: ad.div(ad.const(out, 0.5), out)))
 rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",

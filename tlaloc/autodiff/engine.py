@@ -47,19 +47,23 @@ class Tape:
             if node in depends and not expanded:
                 continue
             inputs = node.inputs if node.prim is not None else ()
+            # a custom rule's result takes its derivative from the arguments only: the
+            # computation of its value (operand 0) is never differentiated, so it stays off
+            # the tape (forward mode would otherwise build unused tangents for all of it)
+            followed = inputs[1:] if node.prim is adp.custom_call else inputs
             if node in self.variables:
                 depends[node] = True
                 order.append((node, ()))
                 continue
             if expanded:
-                d = any(depends.get(i, False) for i in inputs)
+                d = any(depends.get(i, False) for i in followed)
                 depends[node] = d
                 if d:
                     order.append((node, inputs))
                 continue
             depends.setdefault(node, False)
             stack.append((node, True))
-            for i in inputs:
+            for i in followed:
                 if i not in depends:
                     stack.append((i, False))
         self.order = order

@@ -48,6 +48,7 @@ class EmitContext:
         self.in_avals = ()
         self.out_aval = None
         self.platform = platform  # of the device the program is for ("cpu", "cuda", ...), if known
+        self.producer = {}  # result name -> the op that defined it (for peephole choices)
 
     def fresh(self) -> str:
         self._count += 1
@@ -61,6 +62,7 @@ class EmitContext:
         reg = f" ({regions})" if regions else ""
         self.lines.append(f'{result} = "{name}"({", ".join(operands)}){reg}{attr} : '
                           f"({ins}) -> {tensor_type(out_aval)}")
+        self.producer[result] = name
         return result
 
     def constant(self, value, aval) -> str:
