@@ -57,7 +57,7 @@ DONATED = _Donated()
 
 
 class Node:
-    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "users",
+    __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "consumers",
                  "owner", "__weakref__")
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
@@ -68,7 +68,7 @@ class Node:
         self.device = device
         self.value = value        # host ndarray or device buffer once computed
         self.pending = 0 if value is not None else 1  # depth of the pending graph behind it
-        self.users = 0            # how many recorded operations consume it
+        self.consumers = None     # weakrefs to the recorded operations that consume it
         self.owner = None         # weakref to the first Array that shows it to the user
 
     def __repr__(self):
@@ -95,11 +95,18 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     if ON_BIND is not None:
         ON_BIND(node)
     depth = 0
+    ref = weakref.ref(node)
     for i, n in enumerate(inputs):
         if n.pending > depth:
             depth = n.pending
-        if n not in inputs[:i]:
-            n.users += 1
+        if n.value is None and n not in inputs[:i]:
+            consumers = n.consumers
+            if consumers is None:
+                n.consumers = [ref]
+            else:
+                if len(consumers) >= 32:   # keep long-lived nodes' lists short
+                    consumers[:] = [r for r in consumers if r() is not None]
+                consumers.append(ref)
     node.pending = depth + 1
     # Bound the depth of pending graphs, so a loop that never looks at its values evaluates
     # every `max_pending` steps instead of growing its graph (and memory) without limit.
@@ -169,19 +176,14 @@ class _Plan:
         # those an Array still shows to the user (parameters and optimizer state of a
         # training loop). Both depend on what the code holds, not on the values, so the
         # same code gives the same program.
-        # Consumers inside this program do not count: an intermediate shared only within it
-        # (a polynomial's running sum, a value two branches of a select use) stays internal,
-        # so XLA can fuse it.
-        inside = {}
-        for node in nodes:
-            for j, inp in enumerate(node.inputs):
-                if inp not in node.inputs[:j]:
-                    inside[inp] = inside.get(inp, 0) + 1
+        # Consumers inside this program, and consumers that no longer exist, do not count: an
+        # intermediate shared only within the program (a polynomial's running sum, a value
+        # two branches of a select use) stays internal, so XLA can fuse it.
         for i, node in enumerate(nodes):
             if i in outputs:
                 continue
             owner = node.owner
-            if node.users > inside.get(node, 0) or (owner is not None and owner() is not None):
+            if (owner is not None and owner() is not None) or _consumed_elsewhere(node, index):
                 outputs.append(i)
         n_in = len(leaves)
 
@@ -200,6 +202,15 @@ class _Plan:
         eqns = [Equation(n.prim, n.params, k[2], n.aval) for n, k in zip(self.nodes, self.key[2])]
         assert all(s >= n_in for s in self.outputs)
         return Program([l.aval for l in self.leaves], eqns, self.outputs, self.key[0])
+
+
+def _consumed_elsewhere(node, index) -> bool:
+    """Whether a pending operation outside this program still consumes `node`."""
+    for r in node.consumers or ():
+        c = r()
+        if c is not None and c.value is None and c not in index:
+            return True
+    return False
 
 
 def _materialize_leaf(node: Node):
