@@ -10,7 +10,7 @@ from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, f
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
 from ._devices import Device, device, available_devices as devices
-from ._graph import ConcretizationError
+from ._graph import ConcretizationError, DonatedArrayError
 from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,
                            wait_for_compiles)
 from ._api.creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full,
@@ -40,6 +40,12 @@ from ._api.extra import (cumulative_prod, cumulative_sum, diff, repeat, roll, ta
                          take_along_axis, tile)
 
 from . import fft, linalg  # the extensions: tlaloc.linalg, tlaloc.fft
+from . import special  # tlaloc.special, which SciPy finds as xp.special
+
+from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
+                       jacrev, jvp, stop_gradient, value_and_grad, vjp)
+from .autodiff.source import grad_source
+from ._jit import compile_log, jit
 
 __array_api_version__ = "2025.12"
 __version__ = "0.1.0"
@@ -55,12 +61,6 @@ def broadcast_shapes(*shapes):
     """The shape that `shapes` broadcast to (ValueError if they do not)."""
     return _broadcast_shapes(*[tuple(s) for s in shapes])
 
-from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
-                       jacrev, jvp, stop_gradient, value_and_grad, vjp)
-from ._graph import DonatedArrayError
-from ._jit import compile_log, jit
-from .autodiff.source import grad_source
-from . import special  # noqa: E402  (tlaloc.special, found by SciPy as xp.special)
 
 # Named axes wrap the namespace's functions last, once every function exists.
 from . import named  # noqa: E402
