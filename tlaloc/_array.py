@@ -125,7 +125,13 @@ class Array:
         """The value as a read-only host array (computes it if pending)."""
         node = self._node
         evaluate([node])
-        return node.device.backend.to_numpy(node.value)
+        host = node.device.backend.to_numpy(node.value)
+        if host.flags.writeable:
+            # the interpreter's values are plain NumPy arrays: hand out a read-only view, so
+            # np.asarray(x, copy=False) or from_dlpack(copy=False) cannot change this value
+            host = host.view()
+            host.flags.writeable = False
+        return host
 
     def __array__(self, dtype=None, copy=None):
         host = self._numpy()
@@ -174,13 +180,18 @@ class Array:
         return self._numpy().tolist()
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        host = self._numpy()
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"__dlpack__: tlaloc exports host (kDLCPU) memory only, "
+                              f"dl_device={tuple(dl_device)} was asked for")
+        host = self._numpy()   # read-only: the value is immutable
         if copy is not False:
-            host = np.array(host, copy=True)
-        elif not host.flags.writeable:
-            # NumPy refuses to export read-only memory; the standard allows a copy here only
-            # when copy is None, so copy=False is a BufferError.
-            raise BufferError("__dlpack__(copy=False): the value is in read-only memory")
+            host = np.array(host, copy=True)    # writeable, owned by the consumer
+        elif max_version is None or tuple(max_version) < (1, 0):
+            # A DLPack 0.x capsule cannot mark memory read-only (NumPy refuses to export it),
+            # and the standard allows a copy only when copy is None: BufferError. DLPack 1.x
+            # consumers (NumPy >= 2.1) get the value zero-copy, flagged read-only.
+            raise BufferError("__dlpack__(copy=False): the value is read-only memory, which "
+                              "only a DLPack >= 1.0 consumer (max_version) can take without a copy")
         kwargs = {} if max_version is None else {"max_version": max_version}
         if dl_device is not None:
             kwargs["dl_device"] = dl_device
@@ -234,7 +245,15 @@ def _binary_operator(fn_name, reflected=False):
     def op(self, other):
         fn = getattr(_ew, fn_name)
         if not isinstance(other, (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)):
-            return NotImplemented
+            if isinstance(other, np.generic) and other.dtype.kind in "biufc":
+                other = other.item()    # a NumPy scalar acts as the Python scalar it holds
+            elif isinstance(other, np.ndarray):
+                # returning NotImplemented would let NumPy compute `x + ndarray` eagerly
+                # through __array__ (and `ndarray + x` fail with a confusing message)
+                raise TypeError(f"{fn_name}: cannot mix a tlaloc array with a NumPy array; "
+                                "convert it with tlaloc.asarray first")
+            else:
+                return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
     op.__name__ = f"__{'r' if reflected else ''}{fn_name}__"
     return op
@@ -263,12 +282,20 @@ for _short, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_
     setattr(Array, f"__{_short}__", _binary_operator(_fn))
 
 
+def _matmul_operand(other, name):
+    if isinstance(other, np.ndarray):
+        # NotImplemented would let NumPy compute `x @ ndarray` eagerly through __array__
+        raise TypeError(f"{name}: cannot mix a tlaloc array with a NumPy array; "
+                        "convert it with tlaloc.asarray first")
+    return isinstance(other, Array)
+
+
 def _matmul(self, other):
-    return _linalg.matmul(self, other) if isinstance(other, Array) else NotImplemented
+    return _linalg.matmul(self, other) if _matmul_operand(other, "matmul") else NotImplemented
 
 
 def _rmatmul(self, other):
-    return _linalg.matmul(other, self) if isinstance(other, Array) else NotImplemented
+    return _linalg.matmul(other, self) if _matmul_operand(other, "matmul") else NotImplemented
 
 
 def _imatmul(self, other):

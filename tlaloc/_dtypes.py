@@ -28,6 +28,13 @@ class DType:
         self.bits = bits
         self.mlir = mlir
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype. NumPy reads any object with a `dtype` attribute as that dtype, so
+        `np.dtype(xp.float32)` and `np.asarray(a, dtype=x.dtype)` work: libraries running
+        with array API dispatch off (scikit-learn) pass a tlaloc array's dtype to NumPy."""
+        return self.numpy
+
     def __repr__(self) -> str:
         return f"tlaloc.{self.name}"
 
@@ -265,7 +272,8 @@ class iinfo_object:
 @functools.lru_cache(maxsize=None)
 def _finfo(d: DType) -> finfo_object:
     f = ml_dtypes.finfo(real_of(d).numpy)
-    return finfo_object(bits=d.bits, eps=float(f.eps), max=float(f.max), min=float(f.min),
+    # bits: the width of the real-valued floating dtype (32 for complex64), as the standard says
+    return finfo_object(bits=real_of(d).bits, eps=float(f.eps), max=float(f.max), min=float(f.min),
                         smallest_normal=float(f.smallest_normal), dtype=real_of(d))
 
 

@@ -80,8 +80,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     if isinstance(obj, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         d = dtype or dt.default_for_scalar(obj)
         return wrap(_host_leaf(_scalar_host(obj, d), dev))
-    if isinstance(obj, (bytes, bytearray, memoryview)) or (
-            hasattr(obj, "__buffer__") and not hasattr(obj, "__array__")):
+    if _has_buffer(obj):
         host = np.array(memoryview(obj), copy=True)
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
         host = np.array(obj, copy=True)
@@ -101,6 +100,20 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     else:
         dt.from_numpy(host.dtype)  # TypeError for dtypes tlaloc lacks
     return wrap(_host_leaf(host, dev))
+
+
+def _has_buffer(obj) -> bool:
+    """Whether `obj` exports the buffer protocol (bytes, array.array, ...). Python < 3.12 has
+    no `__buffer__` attribute to look for, so ask memoryview."""
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return True
+    if isinstance(obj, (list, tuple, np.ndarray)) or hasattr(obj, "__array__"):
+        return False
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def _scalar_host(value, d):
@@ -274,7 +287,10 @@ def _diagonal_mask(shape, k, direction, device):
     rows = _iota(shape, dt.int64, nd - 2, device)
     cols = _iota(shape, dt.int64, nd - 1, device)
     diff = bind(ew.subtract, (cols, rows), {})
-    return bind(ew.compare, (diff, constant(int(k), shape, dt.int64, device)), {"direction": direction})
+    # col - row lies in [1 - n_rows, n_cols - 1]: a k past that range (even past int64) acts
+    # as the nearest value outside it
+    k = builtins.max(-shape[-2], builtins.min(int(k), shape[-1]))
+    return bind(ew.compare, (diff, constant(k, shape, dt.int64, device)), {"direction": direction})
 
 
 def _triangle(name, x, k, direction):

@@ -7,7 +7,9 @@ from .. import _dtypes as dt
 from .._array import Array
 from .._graph import bind
 from .._prims import elementwise as ew
-from ._core import cast, constant, node_of, operands, result_dtype, wrap
+from ._core import (broadcast_shapes, broadcast_to_shape, cast, constant, node_of, operands,
+                    result_dtype, wrap)
+from ._core import fresh
 
 _inf = builtins.float("inf")
 
@@ -44,6 +46,67 @@ def _binary(name, x1, x2, kinds, what):
     return a, b
 
 
+# Complex functions with branch cuts. The standard requires f(conj(z)) == conj(f(z)), and
+# f(-z) == -f(z) for the odd ones, so the sign of a zero part picks the side of a cut. XLA
+# ignores that sign (sqrt(-1.5 - 0j) gives +1.22j, not -1.22j); evaluating in the upper
+# half-plane (the first quadrant for odd functions) and mapping back makes both hold.
+_BRANCH_CUT = (ew.sqrt, ew.log, ew.asin, ew.acos, ew.atan, ew.asinh, ew.acosh, ew.atanh)
+_ODD = (ew.asin, ew.atan, ew.asinh, ew.atanh)
+
+
+def _complex_symmetric(prim, node):
+    re, im = _p(ew.real, node), _p(ew.imag, node)
+    odd = prim in _ODD
+    w = _p(prim, _p(ew.complex, _p(ew.abs, re) if odd else re, _p(ew.abs, im)))
+    wr, wi = _p(ew.real, w), _p(ew.imag, w)
+    wi = _p(ew.select, _signbit(im), _p(ew.negate, wi), wi)      # conj(f(conj z))
+    if odd:
+        wr = _p(ew.select, _signbit(re), _p(ew.negate, wr), wr)  # -conj(f(-conj z))
+    return _p(ew.complex, wr, wi)
+
+
+def _eq0(node):
+    return _p(ew.compare, node, _const_like(node, 0), direction="EQ")
+
+
+def _complex_sinh_parts(x, y):
+    """sinh(x + iy) = sinh(x) cos(y) + i cosh(x) sin(y), from real functions: XLA's complex
+    sinh is (e^z - e^-z) / 2, which loses all digits for small |z| (sinh(1e-200) gives 0).
+    A zero part stays exact (and signed): sinh(x + 0i) = sinh(x) + 0i, sinh(0 + iy) = 0 + i sin(y)."""
+    sx = _p(ew.sinh, x)
+    re = _p(ew.select, _eq0(y), sx, _p(ew.multiply, sx, _p(ew.cos, y)))
+    im = _p(ew.select, _eq0(y), y, _p(ew.multiply, _p(ew.cosh, x), _p(ew.sin, y)))
+    # C99: sinh(+-0 + i inf) is +-0 + i nan, sinh(+-inf + i inf) is +-inf + i nan (y inf or nan)
+    keep = _p(ew.bitwise_and, _p(ew.bitwise_or, _eq0(x), _isinf(x)), _p(ew.bitwise_not, _p(ew.is_finite, y)))
+    return _p(ew.select, keep, x, re), im
+
+
+def _complex_sinh(node):
+    return _p(ew.complex, *_complex_sinh_parts(_p(ew.real, node), _p(ew.imag, node)))
+
+
+def _complex_sin(node):
+    # sin(z) = -i sinh(iz), iz = -y + ix
+    a, b = _complex_sinh_parts(_p(ew.negate, _p(ew.imag, node)), _p(ew.real, node))
+    return _p(ew.complex, b, _p(ew.negate, a))
+
+
+def _complex_log1p(node):
+    """log1p(z) = log|1 + z| + i arg(1 + z). XLA computes log(1 + z), which loses the digits of
+    a small z; for |x|, |y| < 0.5 use log|1 + z| = log1p(x (2 + x) + y^2) / 2."""
+    x, y = _p(ew.real, node), _p(ew.imag, node)
+    u = _p(ew.add, x, _const_like(x, 1))
+    small = _p(ew.compare, _p(ew.maximum, _p(ew.abs, x), _p(ew.abs, y)), _const_like(x, 0.5), direction="LT")
+    near = _p(ew.log1p, _p(ew.add, _p(ew.multiply, x, _p(ew.add, x, _const_like(x, 2))), _p(ew.multiply, y, y)))
+    near = _p(ew.multiply, near, _const_like(x, 0.5))
+    far = _p(ew.log, hypot(wrap(u), wrap(y))._node)
+    return _p(ew.complex, _p(ew.select, small, near, far), _p(ew.atan2, y, u))
+
+
+# complex functions computed from real ones, where XLA's complex version is inaccurate
+_COMPLEX_FORMULA = {ew.sin: _complex_sin, ew.sinh: _complex_sinh, ew.log1p: _complex_log1p}
+
+
 def _float_unary(name, prim, complex_ok=True):
     kinds = "fc" if complex_ok else "f"
 
@@ -51,6 +114,11 @@ def _float_unary(name, prim, complex_ok=True):
         node = _inexact(name, x)
         if node.aval.dtype.kind not in kinds:
             raise TypeError(f"{name}: x must have a real floating dtype, got {node.aval.dtype}")
+        if node.aval.dtype.kind == "c":
+            if prim in _COMPLEX_FORMULA:
+                return wrap(_COMPLEX_FORMULA[prim](node))
+            if prim in _BRANCH_CUT:
+                return wrap(_complex_symmetric(prim, node))
         return wrap(_p(prim, node))
     fn.__name__ = name
     fn.__doc__ = f"Element-wise {name}; integer input is computed in the default float dtype."
@@ -81,6 +149,13 @@ atanh = _float_unary("atanh", ew.atanh)
 def _log_base(name, base_log):
     def fn(x, /):
         node = _inexact(name, x)
+        if node.aval.dtype.kind == "c":
+            # scale the parts: a complex product with (s + 0j) turns log(0) = -inf + 0j
+            # into -inf + nan j
+            ln = _complex_symmetric(ew.log, node)
+            re, im = _p(ew.real, ln), _p(ew.imag, ln)
+            scale = _const_like(re, 1.0 / base_log)
+            return wrap(_p(ew.complex, _p(ew.multiply, re, scale), _p(ew.multiply, im, scale)))
         ln = _p(ew.log, node)
         scale = _const_like(ln, 1.0 / base_log)
         return wrap(_p(ew.multiply, ln, scale))
@@ -200,7 +275,21 @@ def remainder(x1, x2, /):
 
 def pow(x1, x2, /):
     a, b = _binary("pow", x1, x2, "uifc", "numeric")
-    return wrap(_p(ew.power, a, b))
+    out = _p(ew.power, a, b)
+    if a.aval.dtype.kind in "iu":
+        # XLA's integer power reads only the low 6 bits of the exponent and compares it as
+        # signed (0 ** 64 gives 1). From 64 on, only bases 0, 1 and -1 (all bits set) do not
+        # overflow (or wrap to 0 or +-1): give their exact powers, and 0 for the overflowing
+        # rest, the same on every backend.
+        big = _p(ew.compare, b, _const_like(b, 64), direction="GE")
+        one = _const_like(out, 1)
+        minus_one = _const_like(out, -1 if a.aval.dtype.kind == "i" else dt.iinfo(a.aval.dtype).max)
+        odd = _p(ew.compare, _p(ew.bitwise_and, b, one), one, direction="EQ")
+        exact = _p(ew.select, _p(ew.compare, a, one, direction="EQ"), one, _const_like(out, 0))
+        exact = _p(ew.select, _p(ew.compare, a, minus_one, direction="EQ"),
+                   _p(ew.select, odd, minus_one, one), exact)
+        out = _p(ew.select, big, exact, out)
+    return wrap(out)
 
 
 def negative(x, /):
@@ -210,13 +299,19 @@ def negative(x, /):
 
 def positive(x, /):
     _require("positive", x, "uifc", "numeric")
-    return x
+    return fresh(x)
 
 
 def abs(x, /):
     node = _require("abs", x, "uifc", "numeric")
     if node.aval.dtype.kind == "u":
-        return x
+        return fresh(x)
+    if node.aval.dtype.kind == "c":
+        # an infinite part makes the modulus +inf even when the other part is NaN
+        # (XLA gives NaN there)
+        out = _p(ew.abs, node)
+        inf = _p(ew.bitwise_or, _isinf(_p(ew.real, node)), _isinf(_p(ew.imag, node)))
+        return wrap(_p(ew.select, inf, _const_like(out, _inf), out))
     return wrap(_p(ew.abs, node))
 
 
@@ -267,10 +362,10 @@ def clip(x, /, min=None, max=None):
                 info = dt.iinfo(dtype)
                 bound = builtins.min(builtins.max(bound, info.min), info.max)
             (_, b), _, shape = operands("clip", x, bound, dtype=dtype)
-        if shape != out.aval.shape:
-            raise ValueError(f"clip: {name} would broadcast x from {out.aval.shape} to {shape}")
-        out = _p(prim, out, b)
-    return wrap(out) if out is not node else x
+        # min and max broadcast with x, as in the standard and array_api_strict
+        shape = broadcast_shapes(out.aval.shape, b.aval.shape, name="clip")
+        out = _p(prim, broadcast_to_shape(out, shape), broadcast_to_shape(b, shape))
+    return wrap(out) if out is not node else fresh(x)
 
 
 # ----------------------------------------------------------------------------- rounding
@@ -280,7 +375,7 @@ def _integer_identity(name, prim):
         node = _require(name, x, "buifc" if name == "round" else "buif", "real numeric")
         kind = node.aval.dtype.kind
         if kind in "biu":
-            return x
+            return fresh(x)
         if kind == "c":
             parts = [_p(prim, _p(part, node)) for part in (ew.real, ew.imag)]
             return wrap(_p(ew.complex, *parts))
@@ -297,7 +392,7 @@ round = _integer_identity("round", ew.round_even)
 def trunc(x, /):
     node = _require("trunc", x, "buif", "real numeric")
     if node.aval.dtype.kind in "biu":
-        return x
+        return fresh(x)
     return wrap(_p(ew.select, _is_negative(node), _p(ew.ceil, node), _p(ew.floor, node)))
 
 
@@ -305,7 +400,7 @@ def trunc(x, /):
 
 def real(x, /):
     node = _require("real", x, "buifc", "numeric")
-    return wrap(_p(ew.real, node)) if node.aval.dtype.kind == "c" else x
+    return wrap(_p(ew.real, node)) if node.aval.dtype.kind == "c" else fresh(x)
 
 
 def imag(x, /):
@@ -318,7 +413,7 @@ def imag(x, /):
 def conj(x, /):
     node = _require("conj", x, "buifc", "numeric")
     if node.aval.dtype.kind != "c":
-        return x
+        return fresh(x)
     return wrap(_p(ew.complex, _p(ew.real, node), _p(ew.negate, _p(ew.imag, node))))
 
 

@@ -203,7 +203,9 @@ minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif", rules=ad.e
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
 atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f", rules=ad.elementwise_rules(
     lambda x, y, out: ad.div(y, _sumsq(x, y)), lambda x, y, out: ad.neg(ad.div(x, _sumsq(x, y)))))
-nextafter = _binary("nextafter", "chlo.next_after", np.nextafter, "f")
+# x == y gives y (so nextafter(+0, -0) is -0), as in XLA and C99; NumPy's float16 gives x
+nextafter = _binary("nextafter", "chlo.next_after",
+                    lambda x, y: np.where(x == y, y, np.nextafter(x, y)), "f")
 
 bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu", source="{0} & {1}")
 bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, "biu", source="{0} | {1}")
@@ -383,8 +385,9 @@ def _convert_impl(x, *, dtype):
     target = dtype.numpy
     if dtype.kind == "b":
         return x != 0
-    if x.dtype.kind in "fc" and dtype.kind in "iu":
-        # XLA saturates out-of-range values and maps NaN to 0
+    if (x.dtype.kind in "fc" or x.dtype == dt.bfloat16.numpy) and dtype.kind in "iu":
+        # XLA saturates out-of-range values and maps NaN to 0 (bfloat16 too: NumPy's kind
+        # for it is "V", and its astype wraps)
         info = np.iinfo(target)
         v = np.real(x) if x.dtype.kind == "c" else x
         v = np.nan_to_num(v.astype(np.float64), nan=0.0, posinf=float(info.max), neginf=float(info.min))
@@ -408,8 +411,19 @@ def _convert_vjp(ct, x, *, out, dtype):
     return (ad.as_dtype_of(ct, x),)
 
 
+def _convert_emit(ctx, x, *, dtype):
+    src = ctx.in_avals[0]
+    if src.dtype.kind == "b" and dtype.kind in "fc":
+        # XLA's simplifier turns convert(pred) * y into select(pred, y, 0), which is wrong
+        # when y is inf or nan (False * inf must be nan) or negative (False * -3 is -0.0);
+        # converting through uint8 keeps the IEEE result
+        u8 = ctx.op("stablehlo.convert", (x,), (src,), aval(src.shape, dt.uint8))
+        return ctx.op("stablehlo.convert", (u8,), (aval(src.shape, dt.uint8),), ctx.out_aval)
+    return ctx.simple("stablehlo.convert", x)
+
+
 convert = declare("convert", infer=_convert_infer,
-                  emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.convert", x),
+                  emit=_convert_emit,
                   impl=_quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp,
                   source=lambda ctx, x, *, dtype: f"xp.astype({x}, xp.{dtype})")
 
