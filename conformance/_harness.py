@@ -433,6 +433,10 @@ def compare(actual, expected, *, mode="exact", scale=None, where="result"):
     if type(actual) is not type(expected):
         raise Mismatch(f"{where}: got {actual!r} ({type(actual).__name__}), expected "
                        f"{expected!r} ({type(expected).__name__})")
+    if isinstance(expected, complex):
+        compare(actual.real, expected.real, where=where + ".real")
+        compare(actual.imag, expected.imag, where=where + ".imag")
+        return
     if isinstance(expected, float) and math.isnan(expected):
         if not math.isnan(actual):
             raise Mismatch(f"{where}: got {actual!r}, expected nan")

@@ -918,8 +918,10 @@ def astype_args(draw):
     if src == "c" and kind(target) != "c":
         target = draw(st.sampled_from(COMPLEX + BOOL))
     if src == "f" and kind(target) in "iu":
-        # float -> int of non-finite or out-of-range values is undefined: use small finite ones
-        x = draw(values(str(x.dtype), x.shape, values="small", special=False))
+        # float -> int of non-finite or out-of-range values is undefined: use small finite
+        # ones (non-negative for unsigned targets)
+        x = draw(values(str(x.dtype), x.shape, values="nonneg" if kind(target) == "u" else "small",
+                        special=False))
     return (x, Dt(target)), _kw(copy=draw(maybe(st.booleans())), device=draw(maybe(st.just(DEVICE))))
 
 

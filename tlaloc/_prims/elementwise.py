@@ -438,3 +438,11 @@ bitcast_convert = declare(
     "bitcast_convert", infer=_bitcast_infer,
     emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
     impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy).reshape(x.shape), **ad.no_derivative())
+
+
+# The standard's (C99's) special values of the complex functions at infinite and NaN parts,
+# in both the emitted StableHLO and the interpreter (see complex_special.py).
+from . import complex_special as _complex_special  # noqa: E402
+
+_complex_special.install({_name: globals()[_name] for _name in _complex_special.NAMES})
+_complex_special.install_sign(sign)
