@@ -10,12 +10,17 @@ from .lowering import lower_program
 
 
 def eval(*arrays):
-    """Compute every pending array among `arrays` now, in one program per device.
-    Returns its arguments (a single array when given one)."""
+    """Compute every pending array among `arrays` now, in one program per device, and wait
+    until their values exist. Returns its arguments (a single array when given one)."""
     for a in arrays:
         if not isinstance(a, Array):
             raise TypeError(f"tlaloc.eval: expected tlaloc arrays, got {type(a).__name__}")
-    evaluate([a._node for a in arrays])
+    nodes = [a._node for a in arrays]
+    evaluate(nodes)
+    for node in nodes:      # PJRT runs asynchronously: wait until the values exist
+        wait = getattr(node.value, "block_until_ready", None)
+        if wait is not None:
+            wait()
     return arrays[0] if len(arrays) == 1 else arrays
 
 

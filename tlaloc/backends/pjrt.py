@@ -32,7 +32,22 @@ _COMPILE_PER_OP_S = 0.001
 _INTERP_PER_OP_S = 5e-6
 _INTERP_PER_ELEMENT_S = 1.5e-9
 
+_SCALAR_TABLE_SIZE = 64
+
 _compile_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlaloc-compile")
+
+
+def _drop_queued_compiles():
+    """At interpreter exit, cancel the background compiles still queued: nothing will run
+    their executables, and concurrent.futures would otherwise run every queued compile
+    before the process can end (seconds to minutes after a short script's last line). A
+    compile already running finishes (and is stored in the disk cache)."""
+    _compile_pool.shutdown(wait=False, cancel_futures=True)
+
+
+# threading's exit hooks run in reverse order of registration, so this runs before the hook
+# concurrent.futures registered when the pool was made (the one that drains the queue)
+threading._register_atexit(_drop_queued_compiles)
 
 
 class _Entry:
@@ -55,6 +70,7 @@ class PjrtBackend:
         self._entries = {}
         self._lock = threading.Lock()
         self._disk = DiskCache(runtime.cache_identity())
+        self._scalars = {}
 
     # -------------------------------------------------------------- values
 
@@ -67,8 +83,24 @@ class PjrtBackend:
     def _as_buffer(self, leaf):
         value = leaf.value
         if not self.runtime.is_buffer(value):
-            value = leaf.value = self.runtime.put(value)  # keep it on the device for next time
+            if value.ndim == 0:
+                value = self._scalar_buffer(value)
+            else:
+                value = self.runtime.put(value)
+            leaf.value = value            # keep it on the device for next time
         return value
+
+    def _scalar_buffer(self, value):
+        """Device copies of 0-d values, shared by value: the constant scalars of a loop body
+        are sent once, not at every evaluation. The table is small (values that change every
+        step, like a loop counter, only pass through it), so memory stays flat."""
+        key = (value.dtype, value.tobytes())
+        buf = self._scalars.get(key)
+        if buf is None or buf.is_deleted():   # a donated copy cannot be reused
+            if len(self._scalars) >= _SCALAR_TABLE_SIZE:
+                self._scalars.clear()
+            buf = self._scalars[key] = self.runtime.put(value)
+        return buf
 
     # -------------------------------------------------------------- running
 
@@ -79,7 +111,8 @@ class PjrtBackend:
         if entry is None:
             entry = self._entries[plan.key] = _Entry(plan.program())
         entry.seen += 1
-        if entry.executable is None and entry.future is not None and entry.future.done():
+        if entry.executable is None and entry.future is not None and entry.future.done() \
+                and not entry.future.cancelled():
             entry.future.result()  # re-raises a compile error
         if entry.executable is not None:
             self.stats.hits += 1
@@ -92,8 +125,11 @@ class PjrtBackend:
             self._compile(entry)
             return self._execute(entry, leaves)
         if entry.seen >= 2 and entry.future is None:
-            self.stats.misses += 1
-            entry.future = _compile_pool.submit(self._compile, entry)
+            try:
+                entry.future = _compile_pool.submit(self._compile, entry)
+                self.stats.misses += 1
+            except RuntimeError:    # the interpreter is exiting: the pool takes no more work
+                pass
         return self._interpret(entry, leaves)
 
     def _interpret(self, entry, leaves):
