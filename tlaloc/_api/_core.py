@@ -26,13 +26,24 @@ def wrap(node) -> Array:
     return Array._from_node(node)
 
 
+def fresh(x: Array) -> Array:
+    """A new Array on x's value (and axis names), for functions whose result equals their
+    argument (`+x`, `x[...]`, `reshape(x, x.shape)`, `round` of integers, ...). Returning `x`
+    itself would alias: `x[i] = v` and in-place operators rebind the Python object, so they
+    would change the result too (NumPy returns a new array or a view object there)."""
+    out = Array._from_node(x._node)
+    out._names = x._names
+    return out
+
+
 def resolve_device(device):
     return default_device() if device is None else as_device(device)
 
 
 def scalar_node(value, dtype: dt.DType, device):
     """A 0-d program input holding a Python scalar (an input, not a constant, so the
-    compiled program is reused whatever the value)."""
+    compiled program is reused whatever the value). Every use gets its own leaf: sharing
+    leaves of equal values would make the program's structure depend on values."""
     if dtype.kind in "iu" and not isinstance(value, builtins.bool):
         info = np.iinfo(dtype.numpy)
         if not info.min <= value <= info.max:
