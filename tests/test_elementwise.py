@@ -835,6 +835,28 @@ def _check_complex_nonfinite(tier, v, outs):
     assert deviating == expected, (sorted(deviating - expected), sorted(expected - deviating))
 
 
+# ----------------------------------------------------------------------------- bare primitives
+
+def test_primitives_without_a_namespace_function(tier):
+    """rsqrt and logistic (used by tlaloc.special and derivative rules) on every floating
+    dtype, real and complex, bound directly."""
+    from tlaloc._graph import bind
+    from tlaloc._prims import elementwise as ew
+    cases = []
+    for dtype in FLOATS + COMPLEX:
+        v = values(dtype)
+        if dtype in COMPLEX:
+            v = v[finite(v) & (v != 0)]
+        x = xp.asarray(v, device=tier)
+        wide = v.astype(np.complex128 if dtype in COMPLEX else np.float64)
+        for prim, ref in ((ew.rsqrt, lambda w: 1 / np.sqrt(w)), (ew.logistic, lambda w: 1 / (1 + np.exp(-w)))):
+            out = xp.Array._from_node(bind(prim, (x._node,), {}))
+            with np.errstate(all="ignore"):
+                expected = ref(wide).astype(np_dtype(dtype))
+            cases.append((f"{prim.name} {dtype}", out, expected, None))   # rsqrt(-0.0) is -inf
+    run_checks(cases)
+
+
 # ----------------------------------------------------------------------------- recording
 
 def _live_nodes():

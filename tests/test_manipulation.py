@@ -235,3 +235,40 @@ def test_manipulation_records_without_computing(tier):
     info = xp.cache_info()
     assert info["misses"] == info["hits"] == info["interpreted"] == 0, info
     assert x._node.value is None
+
+
+def _pad_ref(a, value, low, high, interior):
+    """stablehlo.pad: interior padding between elements, then edge padding (negative crops)."""
+    dilated = np.full([n + max(n - 1, 0) * it for n, it in zip(a.shape, interior)], value, a.dtype)
+    dilated[tuple(slice(None, None, it + 1) for it in interior)] = a
+    out = dilated
+    for axis, (lo, hi) in enumerate(zip(low, high)):
+        widths = [(0, 0)] * a.ndim
+        widths[axis] = (max(lo, 0), max(hi, 0))
+        out = np.pad(out, widths, constant_values=value)
+        start = max(-lo, 0)
+        stop = out.shape[axis] - max(-hi, 0)
+        out = np.take(out, np.arange(start, stop), axis=axis)
+    return out
+
+
+def test_pad_primitive(tier):
+    """pad (used by indexing, fft, linalg): edge, interior and negative (cropping) padding."""
+    from tlaloc._graph import bind
+    from tlaloc._prims import shape as sh
+    cases = []
+    for dtype in ("float64", "int8", "bool", "complex64"):
+        a = host((3, 4), dtype)
+        x = xp.asarray(a, device=tier)
+        value = np.asarray(a.flat[1])
+        v = xp.asarray(value, device=tier)
+        for low, high, interior in [((1, 0), (0, 2), (0, 0)), ((0, 0), (0, 0), (1, 2)), ((-1, 2), (1, -2), (0, 1)),
+                                    ((2, -4), (0, 0), (0, 0)), ((0, 0), (0, 0), (0, 0))]:
+            out = xp.Array._from_node(bind(sh.pad, (x._node, v._node), {"low": low, "high": high, "interior": interior}))
+            cases.append(case(f"pad {dtype} {low} {high} {interior}", out, _pad_ref(a, value, low, high, interior)))
+    e = xp.asarray(np.zeros((0, 2)), device=tier)
+    out = xp.Array._from_node(bind(sh.pad, (e._node, xp.asarray(1.5, device=tier)._node),
+                                   {"low": (1, 0), "high": (1, 1), "interior": (3, 0)}))
+    cases.append(case("pad empty", out, np.full((2, 3), 1.5)))
+    assert_all_match(cases, exact=True)
+
