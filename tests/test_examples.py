@@ -11,6 +11,8 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 @pytest.mark.parametrize("script,args", [
     ("quickstart.py", []),
     ("train_mlp.py", ["--steps", "60"]),
+    ("numpy_style_code.py", []),
+    ("gradient_fit.py", []),
 ])
 def test_example_runs(script, args):
     out = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,

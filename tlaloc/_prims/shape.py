@@ -251,8 +251,17 @@ def _dynamic_slice_vjp(ct, x, *starts, out, sizes):
     return (ad.p(dynamic_update_slice, zero, ct, *starts),) + (None,) * len(starts)
 
 
+def _dynamic_slice_source(ctx, x, *starts, sizes):
+    if not all(s.lstrip("-").isdigit() for s in starts):
+        return None     # run-time positions: no slicing spelling
+    parts = [":" if k == n and int(s) == 0 else f"{s}:{int(s) + k}"
+             for s, k, n in zip(starts, sizes, ctx.in_avals[0].shape)]
+    return f"{x}[{', '.join(parts)}]"
+
+
 dynamic_slice = declare(
     "dynamic_slice", infer=_dynamic_slice_infer, impl=_dynamic_slice_impl,
+    source=_dynamic_slice_source,
     emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
     jvp=lambda tangents, x, *starts, out, sizes: (

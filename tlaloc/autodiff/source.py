@@ -22,7 +22,8 @@ _SHORT = {"dot_general": "dot", "broadcast_in_dim": "bcast", "reduce_sum": "sum"
           "reduce_max": "max", "reduce_min": "min", "reduce_prod": "prod", "multiply": "mul",
           "subtract": "sub", "divide": "div", "negate": "neg", "convert": "cast",
           "transpose": "perm", "concatenate": "concat", "constant": "const",
-          "round_even": "round", "compare": "cmp"}
+          "round_even": "round", "compare": "cmp", "dynamic_slice": "elem",
+          "dynamic_update_slice": "update"}
 
 _INLINE_LIMIT = 1000   # captured constant arrays up to this size are written inline
 
@@ -259,10 +260,12 @@ def _expression(node, ops):
     prim = node.prim
     elementwise = len(ops) >= 2 and all(i.aval.shape == node.aval.shape for i in node.inputs)
     has_array = any(not isinstance(o, _Literal) for o in ops)
+    positions = prim.name in ("dynamic_slice", "dynamic_update_slice")  # start indices
     texts = []
     for o in ops:
         if isinstance(o, _Literal):
-            texts.append(o.scalar() if elementwise and has_array else o.materialized())
+            scalar = (elementwise and has_array) or (positions and o.aval.shape == ())
+            texts.append(o.scalar() if scalar else o.materialized())
         else:
             texts.append(o)
     rule = prim.source
