@@ -261,13 +261,15 @@ def _expression(node, ops):
     elementwise = len(ops) >= 2 and all(i.aval.shape == node.aval.shape for i in node.inputs)
     has_array = any(not isinstance(o, _Literal) for o in ops)
     positions = prim.name in ("dynamic_slice", "dynamic_update_slice")  # start indices
-    texts = []
+    texts, full = [], []
     for o in ops:
         if isinstance(o, _Literal):
             scalar = (elementwise and has_array) or (positions and o.aval.shape == ())
             texts.append(o.scalar() if scalar else o.materialized())
+            full.append(o.materialized())
         else:
             texts.append(o)
+            full.append(o)
     rule = prim.source
     text = None
     if isinstance(rule, str):
@@ -276,7 +278,7 @@ def _expression(node, ops):
         text = rule(_SourceContext(node), *texts, **node.params)
     if text:
         return text
-    args = ", ".join(texts + [f"{k}={_param_literal(v)}" for k, v in node.params.items()])
+    args = ", ".join(full + [f"{k}={_param_literal(v)}" for k, v in node.params.items()])
     return f"xp.primitive({prim.name!r}, {args})"
 
 
