@@ -137,6 +137,7 @@ SHAPE_OPS = [
     ("sort", lambda x: xp.sort(x, axis=1) * xp.asarray([1.0, 2.0, 3.0, 4.0], device=x.device)),
     ("sort_descending", lambda x: xp.sort(x, axis=0, descending=True) * xp.asarray([[1.0], [2.0], [3.0]], device=x.device)),
     ("cumulative_sum", lambda x: xp.cumulative_sum(x, axis=1)),
+    ("cumulative_prod", lambda x: xp.cumulative_prod(x, axis=0, include_initial=True)),
     ("setitem", lambda x: _setitem_example(x)),
 ]
 

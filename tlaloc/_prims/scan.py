@@ -212,22 +212,35 @@ def _impl(x, *, axis, kind):
         return fn.accumulate(x, axis=axis) if x.size else x
 
 
+# Derivatives. sum: the tangent is the running sum of tangents, the cotangent the running
+# sum taken from the end. prod: out_i = prod_{j<=i} x_j, so d out_i = out_i * sum_{j<=i}
+# dx_j / x_j (exact except where an element is zero, as for reduce_prod). max and min have
+# no derivative here.
+
 def _cumulative_jvp(tangents, x, *, out, axis, kind):
     if tangents[0] is None or not ad.differentiable(x):
         return None
-    if kind != "sum":
-        raise NotImplementedError(f"no derivative for cumulative {kind}")
-    return ad.p(cumulative, tangents[0], axis=axis, kind=kind)
+    if kind == "sum":
+        return ad.p(cumulative, tangents[0], axis=axis, kind=kind)
+    if kind == "prod":
+        return ad.mul(out, ad.p(cumulative, ad.div(tangents[0], x), axis=axis, kind="sum"))
+    raise NotImplementedError(f"no derivative for cumulative {kind}")
+
+
+def _reverse_cumsum(node, axis):
+    from .shape import reverse
+    flipped = ad.p(reverse, node, dims=(axis,))
+    return ad.p(reverse, ad.p(cumulative, flipped, axis=axis, kind="sum"), dims=(axis,))
 
 
 def _cumulative_vjp(ct, x, *, out, axis, kind):
     if not ad.differentiable(x):
         return (None,)
-    if kind != "sum":
-        raise NotImplementedError(f"no derivative for cumulative {kind}")
-    from .shape import reverse
-    flipped = ad.p(reverse, ct, dims=(axis,))
-    return (ad.p(reverse, ad.p(cumulative, flipped, axis=axis, kind="sum"), dims=(axis,)),)
+    if kind == "sum":
+        return (_reverse_cumsum(ct, axis),)
+    if kind == "prod":
+        return (ad.div(_reverse_cumsum(ad.mul(ct, ad.conj(out)), axis), ad.conj(x)),)
+    raise NotImplementedError(f"no derivative for cumulative {kind}")
 
 
 cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,
