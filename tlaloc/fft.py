@@ -24,6 +24,7 @@ from ._prims import fft as fp
 from ._prims import shape as sh
 from ._api._core import (cast, constant, node_of, normalize_axes, normalize_axis, resolve_device,
                          scalar_node, wrap, broadcast_to_shape)
+from ._api._core import fresh
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -352,7 +353,7 @@ def _shift(name, x, axes, sign):
     for a in axes:
         n = x.shape[a]
         node = _roll(node, a, sign * (n // 2))
-    return wrap(node) if node is not x._node else x
+    return wrap(node) if node is not x._node else fresh(x)
 
 
 def fftshift(x, /, *, axes=None):

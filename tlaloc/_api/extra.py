@@ -15,6 +15,7 @@ from .._prims import shape as sh
 from . import _ops as o
 from ._core import (cast, check_devices, is_scalar, node_of, normalize_axis, result_dtype,
                     scalar_node, wrap)
+from ._core import fresh
 from .statistical import _accumulator
 
 
@@ -129,7 +130,7 @@ def tile(x, repetitions, /):
     reps = (1,) * (nd - len(reps)) + reps
     node = o.reshape(node, shape)
     if builtins.all(r == 1 for r in reps):
-        return wrap(node) if node is not x._node else x
+        return wrap(node) if node is not x._node else fresh(x)
     wide = tuple(v for pair in zip(reps, shape) for v in pair)
     out_shape = tuple(r * s for r, s in zip(reps, shape))
     if math.prod(out_shape) == 0:

@@ -38,7 +38,7 @@ from .._array import Array
 from .._prims import indexing as ix
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import broadcast_shapes, cast, constant, scalar_node, wrap
+from ._core import broadcast_shapes, cast, constant, fresh, scalar_node, wrap
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -311,7 +311,7 @@ def getitem(x: Array, key):
         return wrap(_gather_result(y, entries, parsed.adjacent))
     out = _apply_basic(node, entries)
     out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
-    return x if out is x._node else wrap(out)
+    return fresh(x) if out is x._node else wrap(out)
 
 
 # ----------------------------------------------------------------------------- setitem

@@ -10,6 +10,7 @@ from .._graph import bind
 from .._prims import shape as sh
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, node_of,
                     normalize_axes, normalize_axis, wrap)
+from ._core import fresh
 
 
 def _reshape_node(node, shape):
@@ -35,7 +36,7 @@ def reshape(x, /, shape, *, copy=None):
     dims = tuple(dims)
     if math.prod(dims) != size:
         raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} into {dims}")
-    return x if dims == x.shape and not copy else wrap(_reshape_node(node, dims))
+    return fresh(x) if dims == x.shape and not copy else wrap(_reshape_node(node, dims))
 
 
 def permute_dims(x, /, axes):
@@ -44,7 +45,7 @@ def permute_dims(x, /, axes):
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
     if axes == tuple(range(x.ndim)):
-        return x
+        return fresh(x)
     return wrap(bind(sh.transpose, (node,), {"perm": axes}))
 
 
@@ -53,7 +54,7 @@ def broadcast_to(x, /, shape):
     shape = tuple(operator.index(n) for n in shape)
     if broadcast_shapes(x.shape, shape, name="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
-    return x if shape == x.shape else wrap(broadcast_to_shape(node, shape))
+    return fresh(x) if shape == x.shape else wrap(broadcast_to_shape(node, shape))
 
 
 def broadcast_arrays(*arrays):
@@ -130,14 +131,14 @@ def squeeze(x, /, axis):
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
     shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    return wrap(_reshape_node(node, shape)) if axes else x
+    return wrap(_reshape_node(node, shape)) if axes else fresh(x)
 
 
 def flip(x, /, *, axis=None):
     node = node_of("flip", x)
     axes = normalize_axes("flip", axis, x.ndim)
     if not axes:
-        return x
+        return fresh(x)
     return wrap(bind(sh.reverse, (node,), {"dims": axes}))
 
 
