@@ -57,6 +57,7 @@ class _FixedPlan:
         self._plan = plan
         self.donated = donated
         self.key = plan.key + (("donated", donated),)
+        self.entry = None   # the backend's cache entry, found once (its key is large to hash)
 
     def program(self):
         p = self._plan.program()

@@ -107,9 +107,13 @@ class PjrtBackend:
     def run(self, plan, leaves, *, compiled=False):
         """Run `plan` (anything with a structural `key` and a `program()`) on the values of
         `leaves`. compiled=True skips the interpreter tier (tlaloc.jit)."""
-        entry = self._entries.get(plan.key)
+        entry = getattr(plan, "entry", None)   # a jitted function's plan remembers its entry
         if entry is None:
-            entry = self._entries[plan.key] = _Entry(plan.program())
+            entry = self._entries.get(plan.key)
+            if entry is None:
+                entry = self._entries[plan.key] = _Entry(plan.program())
+            if hasattr(plan, "entry"):
+                plan.entry = entry
         entry.seen += 1
         if entry.executable is None and entry.future is not None and entry.future.done() \
                 and not entry.future.cancelled():
