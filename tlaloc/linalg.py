@@ -35,7 +35,7 @@ from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_devic
 from ._api import creation as _cr
 from ._api import elementwise as _ew
 from ._api import statistical as _st
-from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
+from ._api.linear_algebra import _pair, matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
@@ -221,18 +221,11 @@ def _int(name, value, argname):
         raise TypeError(f"{name}: {argname} must be an int, got {value!r}") from None
 
 
-def _numeric_pair(name, x1, x2):
-    a, b = node_of(name, x1, "x1"), node_of(name, x2, "x2")
-    check_devices(name, a, b)
-    d = dt.promote(a.aval.dtype, b.aval.dtype)
-    if d.kind == "b":
-        raise TypeError(f"{name}: x1 and x2 must have numeric dtypes, got bool")
-    return cast(a, d), cast(b, d)
 
 
 def outer(x1, x2, /):
     """The outer product of two vectors: shape (N, M)."""
-    a, b = _numeric_pair("outer", x1, x2)
+    a, b = _pair("outer", x1, x2)
     if len(a.aval.shape) != 1 or len(b.aval.shape) != 1:
         raise ValueError(f"outer: x1 and x2 must be 1-dimensional, got shapes {x1.shape} and {x2.shape}")
     shape = a.aval.shape + b.aval.shape
@@ -243,7 +236,7 @@ def outer(x1, x2, /):
 
 def cross(x1, x2, /, *, axis=-1):
     """The cross product of 3-element vectors along `axis` (counted on the broadcast shape)."""
-    a, b = _numeric_pair("cross", x1, x2)
+    a, b = _pair("cross", x1, x2)
     shape = broadcast_shapes(a.aval.shape, b.aval.shape, name="cross")
     if not shape:
         raise ValueError("cross: x1 and x2 must have at least one dimension")

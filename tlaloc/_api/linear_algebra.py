@@ -17,7 +17,7 @@ def _pair(name, x1, x2):
     check_devices(name, a, b)
     d = dt.promote(a.aval.dtype, b.aval.dtype)
     if d.kind == "b":
-        raise TypeError(f"{name}: boolean arrays are not supported")
+        raise TypeError(f"{name}: x1 and x2 must have numeric dtypes, got bool")
     return cast(a, d), cast(b, d)
 
 

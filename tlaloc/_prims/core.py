@@ -12,6 +12,8 @@ A primitive has
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .._graph import Aval
 
 REGISTRY: dict = {}
@@ -58,6 +60,16 @@ def kinds_check(name, kinds):
             raise TypeError(f"{name}: unsupported dtype {x.dtype}")
         return same_as_input(x, *rest)
     return infer
+
+
+def quiet(fn):
+    """An implementation that computes with StableHLO's semantics: inf and nan, no NumPy
+    floating-point warnings."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return fn(*args, **params)
+    impl.__name__ = getattr(fn, "__name__", "impl")
+    return impl
 
 
 def aval(shape, dtype) -> Aval:

@@ -8,19 +8,11 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad
-from .core import aval, declare, kinds_check
+from .core import aval, declare, kinds_check, quiet
 
 _ALL = "buifc"
 _NUM = "uifc"
 _INEXACT = "fc"
-
-
-def _quiet(fn):
-    def impl(*args, **params):
-        with np.errstate(all="ignore"):
-            return fn(*args, **params)
-    impl.__name__ = getattr(fn, "__name__", "impl")
-    return impl
 
 
 def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None):
@@ -32,13 +24,13 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None):
         check(x)
         return x if result is None else aval(x.shape, result(x.dtype))
 
-    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=_quiet(impl),
+    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=quiet(impl),
                    source=source or f"xp.{name}({{0}})", **(rules or ad.no_derivative()))
 
 
 def _binary(name, hlo, impl, kinds, rules=None, source=None):
     return declare(name, infer=kinds_check(name, kinds),
-                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=_quiet(impl),
+                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=quiet(impl),
                    source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
                    **(rules or ad.no_derivative()))
 
@@ -424,7 +416,7 @@ def _convert_emit(ctx, x, *, dtype):
 
 convert = declare("convert", infer=_convert_infer,
                   emit=_convert_emit,
-                  impl=_quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp,
+                  impl=quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp,
                   source=lambda ctx, x, *, dtype: f"xp.astype({x}, xp.{dtype})")
 
 

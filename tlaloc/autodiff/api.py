@@ -419,31 +419,30 @@ class _Checkpointed:
                 k += 1
             else:
                 fresh.append(a)
-        positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
-
-        def partial(*arrays):
-            full = list(fresh)
-            for i, a in zip(positions, arrays):
-                full[i] = a
-            return self.fun(*full)
-
+        partial, positions = _with_arrays_replaced(self.fun, fresh)
         _, fn = vjp(partial, *[fresh[i] for i in positions])
         return [c._node for c in fn(Array._from_node(ct))]
 
     def _jvp_rule(self, out, tangents, arg_nodes, output):
         args = _CALLS[out]
-        positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
-
-        def partial(*arrays):
-            full = list(args)
-            for i, a in zip(positions, arrays):
-                full[i] = a
-            return self.fun(*full)
-
+        partial, _ = _with_arrays_replaced(self.fun, args)
         primals = tuple(Array._from_node(n) for n in arg_nodes)
         tans = tuple(Array._from_node(t if t is not None else ad.zeros(n)) for t, n in zip(tangents, arg_nodes))
         _, t = jvp(partial, primals, tans)
         return t._node
+
+
+def _with_arrays_replaced(fun, args):
+    """fun as a function of the array arguments among `args` (the rest held fixed), and the
+    positions of those arrays."""
+    positions = [i for i, a in enumerate(args) if isinstance(a, Array)]
+
+    def partial(*arrays):
+        full = list(args)
+        for i, a in zip(positions, arrays):
+            full[i] = a
+        return fun(*full)
+    return partial, positions
 
 
 def checkpoint(fun):
