@@ -289,6 +289,13 @@ def pow(x1, x2, /):
         exact = _p(ew.select, _p(ew.compare, a, minus_one, direction="EQ"),
                    _p(ew.select, odd, minus_one, one), exact)
         out = _p(ew.select, big, exact, out)
+    elif a.aval.dtype.kind == "c":
+        # 0 ** z for Re(z) > 0 is 0 (the standard: as if exp(z * log(0)), and
+        # exp(-inf + y j) is 0); XLA gives nan + nan j
+        zero = _const_like(a, 0)
+        positive = _p(ew.compare, _p(ew.real, b), _const_like(_p(ew.real, b), 0), direction="GT")
+        at_zero = _p(ew.bitwise_and, _p(ew.compare, a, zero, direction="EQ"), positive)
+        out = _p(ew.select, at_zero, zero, out)
     return wrap(out)
 
 

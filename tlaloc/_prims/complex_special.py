@@ -329,13 +329,14 @@ def install(prims):
 
 
 def install_sign(prim):
-    """sign(+-0 +- 0j) is 0 + 0j in the standard; XLA returns z (keeping the zeros' signs)."""
+    """sign(+-0 +- 0j) is 0 + 0j in the standard, and sign(-0.0) is 0 (+0 in the official
+    suite and in the interpreter); XLA returns x (keeping the zeros' signs)."""
     emit = prim.emit
 
     def fixed_emit(ctx, z, **params):
         out = emit(ctx, z, **params)
         c = ctx.in_avals[0]
-        if c.dtype.kind != "c":
+        if c.dtype.kind not in "fc":
             return out
         b = aval(c.shape, dt.bool)
         zero = ctx.constant(0, c)
