@@ -137,3 +137,12 @@ def expected_promotion(d1, d2):
         return d1
     f, c = (d1, d2) if k1 == "f" else (d2, d1)
     return "complex128" if c == "complex128" or f == "float64" else "complex64"
+
+
+def random_normal(shape, dtype, seed=0):
+    """Standard normal values of `dtype` (complex dtypes get a random imaginary part)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)

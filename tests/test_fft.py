@@ -3,19 +3,13 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
-from helpers import assert_matches
+from helpers import random_normal as rand, assert_matches
 
 F = xp.fft
 TOL = {"complex64": (2e-5, 2e-5), "float32": (2e-5, 2e-5),
        "complex128": (1e-12, 1e-12), "float64": (1e-12, 1e-12)}
 
 
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def close(actual, expected):

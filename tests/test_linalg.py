@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
-from helpers import assert_matches
+from helpers import random_normal as rand, assert_matches
 
 L = xp.linalg
 
@@ -13,12 +13,6 @@ TOL = {"float32": (2e-4, 2e-5), "complex64": (2e-4, 2e-5),
 DTYPES = ["float32", "float64", "complex64", "complex128"]
 
 
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def well_conditioned(shape, dtype, seed=0):

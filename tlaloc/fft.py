@@ -290,14 +290,7 @@ def _freq_dtype(name, dtype):
 
 
 def _spacing(name, n, d):
-    if isinstance(n, builtins.bool):
-        raise TypeError(f"{name}: n must be an int, got {n!r}")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name}: n must be an int, got {n!r}") from None
-    if n < 1:
-        raise ValueError(f"{name}: n must be at least 1, got {n}")
+    n = _length(name, n)
     if isinstance(d, (builtins.bool, builtins.complex)) or not isinstance(d, (builtins.int, builtins.float)):
         raise TypeError(f"{name}: d must be a real number, got {d!r}")
     return n, 1.0 / (n * d)
