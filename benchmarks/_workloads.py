@@ -35,20 +35,17 @@ def cached_host_f32(shape, seed=0):
 
 
 def block(a):
-    """Wait until the tlaloc array `a` holds its value. `tlaloc.eval` dispatches the program
-    and returns (PJRT's CPU client runs asynchronously); converting to NumPy waits for the
-    value (zero-copy on the CPU)."""
+    """Wait until the tlaloc array `a` holds its value (`tlaloc.eval` dispatches the program
+    and waits), without copying it to the host: the counterpart of jax's
+    `block_until_ready`."""
     import tlaloc
     tlaloc.eval(a)
-    np.asarray(a)
     return a
 
 
 def block_all(arrays):
     import tlaloc
     tlaloc.eval(*arrays)
-    for a in arrays:
-        np.asarray(a)
     return arrays
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
+from ..lowering import fast_trig
 from . import ad
 from .core import aval, declare, kinds_check, quiet
 
@@ -257,6 +258,18 @@ sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, rules=ad.elementwise_rul
     lambda x, out: ad.p(cos, x)))
 cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: ad.neg(ad.p(sin, x))))
+
+
+def _trig_emit(which, hlo):
+    def emit(ctx, x):
+        if fast_trig.applies(ctx, which):
+            return fast_trig.emit(ctx, x, which)
+        return ctx.simple(hlo, x)
+    return emit
+
+
+sin.emit = _trig_emit("sin", "stablehlo.sine")
+cos.emit = _trig_emit("cos", "stablehlo.cosine")
 tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: ad.add(ad.const(out, 1), ad.square(out))))
 tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, rules=ad.elementwise_rules(
