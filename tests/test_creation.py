@@ -149,8 +149,19 @@ def test_asarray_numpy_arrays_every_dtype(tier, copy):
             ("strided", xp.asarray(base[::2, ::-1], device=tier), base[::2, ::-1].copy()),
             ("transposed", xp.asarray(base.T, device=tier), base.T.copy()),
             ("read-only", xp.asarray(ro, device=tier), ro.copy()),
-            ("to float32", xp.asarray(base, dtype=xp.float32, device=tier), base.astype(np.float32))]
+            ("to float32", xp.asarray(base, dtype=xp.float32, device=tier), base.astype(np.float32)),
+            ("big-endian", xp.asarray(base.astype(">f8"), device=tier), base)]
     assert_all_match(more)
+
+
+def test_asarray_default_device_copies():
+    """The short path (a NumPy array, no dtype or device given) copies and keeps the dtype."""
+    host = np.arange(6, dtype=np.int16).reshape(2, 3)
+    out = xp.asarray(host)
+    host[0, 0] = 100
+    assert out.device == xp.__array_namespace_info__().default_device()
+    assert out.dtype == xp.int16 and out.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(out), np.arange(6).reshape(2, 3))
 
 
 def test_asarray_numpy_errors():

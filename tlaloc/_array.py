@@ -244,6 +244,12 @@ class Array:
 def _binary_operator(fn_name, reflected=False):
     def op(self, other):
         fn = getattr(_ew, fn_name)
+        t = type(other)
+        if (t is Array and other._names is None or t is builtins.float or t is builtins.int) \
+                and self._names is None:
+            # no axis names involved: the function itself, without the names layer
+            fn = getattr(fn, "__wrapped_for_names__", fn)
+            return fn(other, self) if reflected else fn(self, other)
         if not isinstance(other, (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)):
             if isinstance(other, np.generic) and other.dtype.kind in "biufc":
                 other = other.item()    # a NumPy scalar acts as the Python scalar it holds

@@ -97,8 +97,16 @@ def device(spec) -> Device:
     return d
 
 
+_default = (None, None)   # (config.default_device, its Device): resolved once per setting
+
+
 def default_device() -> Device:
-    return device(config.default_device)
+    global _default
+    spec, dev = _default
+    if spec != config.default_device or spec is None:
+        dev = device(config.default_device)
+        _default = (config.default_device, dev)
+    return dev
 
 
 def available_devices() -> list:

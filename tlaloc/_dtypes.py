@@ -47,8 +47,8 @@ class DType:
     def __eq__(self, other):
         return self is other
 
-    def __hash__(self):
-        return hash(self.name)
+    # identity hashing in C: avals and program keys hash their dtypes on every lookup
+    __hash__ = object.__hash__
 
 
 bool = DType("bool", np.bool_, "b", 8, "i1")
@@ -82,6 +82,12 @@ NUMERIC = INTEGER + REAL_FLOATING + COMPLEX
 
 def _by_name(name: str) -> DType:
     return _BY_NAME[name]
+
+
+def of_numpy(np_dtype: np.dtype):
+    """The tlaloc dtype of a NumPy dtype object, or None (no conversion, no error: the fast
+    path of asarray)."""
+    return _BY_NUMPY.get(np_dtype)
 
 
 def from_numpy(dt) -> DType:
@@ -185,6 +191,19 @@ def promote(a: DType, b: DType) -> DType:
         return _promote_pair(a, b)  # raises the TypeError with its message
 
 
+@functools.lru_cache(maxsize=None)
+def int_bounds(d: DType) -> tuple:
+    """(min, max) of an integer dtype, as Python ints."""
+    info = np.iinfo(d.numpy)
+    return int(info.min), int(info.max)
+
+
+def check_int_fits(value: int, d: DType) -> None:
+    lo, hi = int_bounds(d)
+    if not lo <= value <= hi:
+        raise OverflowError(f"Python int {value} is out of bounds for {d}")
+
+
 def scalar_dtype(value, array_dtype: DType) -> DType:
     """The dtype a Python scalar takes when it meets an array of `array_dtype`."""
     k = array_dtype.kind
@@ -194,9 +213,7 @@ def scalar_dtype(value, array_dtype: DType) -> DType:
         if k == "b":
             return DEFAULTS.integral
         if k in "iu":
-            info = np.iinfo(array_dtype.numpy)
-            if not info.min <= value <= info.max:
-                raise OverflowError(f"Python int {value} is out of bounds for {array_dtype}")
+            check_int_fits(value, array_dtype)
         return array_dtype
     if isinstance(value, builtins.float):
         return array_dtype if k in "fc" else DEFAULTS.real_floating

@@ -88,24 +88,27 @@ def transfer(source: Node, device) -> Node:
 
 def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     """Record `prim` applied to `inputs`; returns the (pending) result node."""
-    aval = prim.infer(*[n.aval for n in inputs], **params)
-    if device is None:
-        device = inputs[0].device
-    node = Node(prim, inputs, params, aval, device)
+    if len(inputs) == 1:
+        aval = prim.infer(inputs[0].aval, **params)
+    else:
+        aval = prim.infer(*[n.aval for n in inputs], **params)
+    node = Node(prim, inputs, params, aval, device or inputs[0].device)
     if ON_BIND is not None:
         ON_BIND(node)
     depth = 0
-    ref = weakref.ref(node)
-    for i, n in enumerate(inputs):
-        if n.pending > depth:
-            depth = n.pending
-        if n.value is None and n not in inputs[:i]:
+    ref = None
+    for n in inputs:
+        if n.value is None:
+            if n.pending > depth:
+                depth = n.pending
             consumers = n.consumers
             if consumers is None:
+                ref = ref or weakref.ref(node)
                 n.consumers = [ref]
-            else:
+            elif consumers[-1] is not ref:     # (an operand used twice is listed once)
                 if len(consumers) >= 32:   # keep long-lived nodes' lists short
                     consumers[:] = [r for r in consumers if r() is not None]
+                ref = ref or weakref.ref(node)
                 consumers.append(ref)
     node.pending = depth + 1
     # Bound the depth of pending graphs, so a loop that never looks at its values evaluates
@@ -186,20 +189,24 @@ class _Plan:
             if (owner is not None and owner() is not None) or _consumed_elsewhere(node, index):
                 outputs.append(i)
         n_in = len(leaves)
-
-        def slot(s):
-            return s + n_in if s >= 0 else ~s
-
-        eq_keys = tuple((n.prim, tuple(n.params.items()), tuple(slot(index[i]) for i in n.inputs))
-                        for n in nodes)
+        # the key names operands by their index among the leaves (~i) or the nodes (i)
+        eq_keys = tuple([(n.prim, tuple(n.params.items()), tuple([index[i] for i in n.inputs]))
+                         for n in nodes])
         self.leaves = leaves
         self.nodes = nodes
-        self.outputs = [slot(s) for s in outputs]
-        self.key = (device, tuple(l.aval for l in leaves), eq_keys, tuple(self.outputs))
+        self.outputs = [s + n_in if s >= 0 else ~s for s in outputs]
+        self.key = (device, tuple([l.aval for l in leaves]), eq_keys, tuple(self.outputs))
+
+    def equations(self):
+        """(prim, params, input slots, aval) of every node, in order: inputs are slots
+        0..n_in-1, node i writes slot n_in + i."""
+        n_in = len(self.leaves)
+        return [(n.prim, n.params, tuple([s + n_in if s >= 0 else ~s for s in k[2]]), n.aval)
+                for n, k in zip(self.nodes, self.key[2])]
 
     def program(self):
         n_in = len(self.leaves)
-        eqns = [Equation(n.prim, n.params, k[2], n.aval) for n, k in zip(self.nodes, self.key[2])]
+        eqns = [Equation(*e) for e in self.equations()]
         assert all(s >= n_in for s in self.outputs)
         return Program([l.aval for l in self.leaves], eqns, self.outputs, self.key[0])
 

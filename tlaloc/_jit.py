@@ -58,6 +58,8 @@ class _FixedPlan:
         self.donated = donated
         self.key = plan.key + (("donated", donated),)
         self.entry = None   # the backend's cache entry, found once (its key is large to hash)
+        self.outputs = plan.outputs
+        self.equations = plan.equations
 
     def program(self):
         p = self._plan.program()

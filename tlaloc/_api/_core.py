@@ -45,10 +45,15 @@ def scalar_node(value, dtype: dt.DType, device):
     compiled program is reused whatever the value). Every use gets its own leaf: sharing
     leaves of equal values would make the program's structure depend on values."""
     if dtype.kind in "iu" and not isinstance(value, builtins.bool):
-        info = np.iinfo(dtype.numpy)
-        if not info.min <= value <= info.max:
-            raise OverflowError(f"Python int {value} is out of bounds for {dtype}")
+        dt.check_int_fits(value, dtype)
     return leaf(np.asarray(value, dtype=dtype.numpy), Aval((), dtype), device)
+
+
+def _scalar_like(value, node):
+    """The Python scalar `value` as a 0-d operand beside `node`, in node's dtype
+    (elementwise primitives take 0-d operands as they are)."""
+    d = node.aval.dtype
+    return leaf(np.asarray(value, dtype=d.numpy), Aval((), d), node.device)
 
 
 def constant(value, shape, dtype, device):
@@ -86,6 +91,25 @@ def broadcast_shapes(*shapes, name="broadcast_shapes"):
     return tuple(out)
 
 
+def _broadcast_pair(s, t):
+    """The broadcast shape of two shapes, or None where they do not broadcast (the general
+    path then raises with its message)."""
+    if len(s) != len(t):
+        if len(s) < len(t):
+            s = (1,) * (len(t) - len(s)) + s
+        else:
+            t = (1,) * (len(s) - len(t)) + t
+    out = []
+    for a, b in zip(s, t):
+        if a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            return None
+    return tuple(out)
+
+
 def broadcast_to_shape(node, shape):
     if node.aval.shape == shape:
         return node
@@ -120,7 +144,30 @@ def result_dtype(name, *args):
 def operands(name, *args, dtype=None):
     """Nodes of `args` (arrays or scalars) promoted to one dtype and broadcast to one shape.
     Returns (nodes, dtype, shape). This runs on every recorded operation, so the common
-    case (arrays of one shape and device) takes the short path."""
+    cases (two arrays of one aval and device; an array and a Python float or int that
+    keeps its dtype) take short paths."""
+    if len(args) == 2 and dtype is None:
+        a, b = args
+        if type(a) is Array:
+            na = a._node
+            if type(b) is Array:
+                nb = b._node
+                if na.aval.dtype is nb.aval.dtype and na.device is nb.device:
+                    if na.aval.shape == nb.aval.shape:
+                        return [na, nb], na.aval.dtype, na.aval.shape
+                    shape = _broadcast_pair(na.aval.shape, nb.aval.shape)
+                    if shape is not None:
+                        return ([broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)],
+                                na.aval.dtype, shape)
+            elif type(b) is builtins.float or type(b) is builtins.int:
+                d = na.aval.dtype
+                if dt.scalar_dtype(b, d) is d:
+                    return [na, _scalar_like(b, na)], d, na.aval.shape
+        elif type(b) is Array and (type(a) is builtins.float or type(a) is builtins.int):
+            nb = b._node
+            d = nb.aval.dtype
+            if dt.scalar_dtype(a, d) is d:
+                return [_scalar_like(a, nb), nb], d, nb.aval.shape
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
@@ -137,11 +184,12 @@ def operands(name, *args, dtype=None):
             break
     nodes = []
     for a in args:
-        n = a._node if isinstance(a, Array) else scalar_node(a, dtype, device)
-        if n.aval.dtype is not dtype:
-            n = bind(ew.convert, (n,), {"dtype": dtype})
-        if n.aval.shape != shape:
-            n = broadcast_to_shape(n, shape)
+        if isinstance(a, Array):
+            n = cast(a._node, dtype)
+            if n.aval.shape != shape:
+                n = broadcast_to_shape(n, shape)
+        else:   # a Python scalar stays 0-d: elementwise primitives take it as it is
+            n = scalar_node(a, dtype, device)
         nodes.append(n)
     return nodes, dtype, shape
 

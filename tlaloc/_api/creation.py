@@ -12,6 +12,7 @@ from .._array import Array
 from .._graph import Aval, bind, leaf, transfer
 from .._prims import elementwise as ew
 from .._prims import shape as sh
+from .._devices import default_device
 from ._core import broadcast_to_shape, cast, constant, resolve_device, scalar_node, wrap
 
 
@@ -58,6 +59,12 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """Convert `obj` (an Array, Python scalar, nested sequence, NumPy array, buffer, or
     DLPack/`__array__` producer) to a tlaloc array. NumPy inputs are copied, since tlaloc
     arrays are immutable; copy=False raises ValueError when sharing is impossible."""
+    if type(obj) is np.ndarray and dtype is None and device is None and copy is not False:
+        d = dt.of_numpy(obj.dtype)
+        if d is not None:   # the common case, in short
+            host = obj.copy()
+            host.flags.writeable = False  # the value of an immutable array
+            return wrap(leaf(host, Aval(host.shape, d), default_device()))
     if dtype is not None:
         dtype = dt.canonicalize(dtype)
     if isinstance(obj, Array):
@@ -93,6 +100,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         except OverflowError:
             raise OverflowError(f"asarray: a Python int in the input is out of bounds for {d}") from None
         return wrap(_host_leaf(host, dev))
+    if not host.dtype.isnative:   # big-endian data (FITS, network formats): native order
+        host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype == object or host.dtype.kind not in "biufc" and host.dtype not in (dt.bfloat16.numpy,):
         raise TypeError(f"asarray: unsupported dtype {host.dtype}")
     if dtype is not None and host.dtype != dtype.numpy:

@@ -82,7 +82,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     axes = normalize_axes("mean", axis, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
-    out = bind(ew.divide, (total, constant(float(count), total.aval.shape, total.aval.dtype, node.device)), {})
+    out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
     return wrap(_keep(out, x.shape, axes, keepdims))
 
 

@@ -1,5 +1,6 @@
 """Elementwise primitives. Operands share one shape and dtype (the namespace broadcasts and
-promotes before binding). The NumPy implementations follow StableHLO's semantics where they
+promotes before binding), except that a 0-d operand (a Python scalar) may stand beside full
+ones. The NumPy implementations follow StableHLO's semantics where they
 differ from NumPy's: integer division and remainder by zero, negative integer powers, shifts
 past the bit width, and float-to-integer conversion."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 from .. import _dtypes as dt
 from ..lowering import fast_trig
 from . import ad
-from .core import aval, declare, kinds_check, quiet
+from .core import aval, common_shape, declare, kinds_check
 
 _ALL = "buifc"
 _NUM = "uifc"
@@ -25,13 +26,14 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None):
         check(x)
         return x if result is None else aval(x.shape, result(x.dtype))
 
-    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=quiet(impl),
+    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=impl,
+                   elementwise=True,
                    source=source or f"xp.{name}({{0}})", **(rules or ad.no_derivative()))
 
 
 def _binary(name, hlo, impl, kinds, rules=None, source=None):
-    return declare(name, infer=kinds_check(name, kinds),
-                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=quiet(impl),
+    return declare(name, infer=kinds_check(name, kinds), elementwise=True,
+                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=impl,
                    source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
                    **(rules or ad.no_derivative()))
 
@@ -304,10 +306,10 @@ imag = _unary("imag", "stablehlo.imag", np.imag, "c", result=dt.real_of, rules={
 
 
 def _complex_infer(re, im):
-    kinds_check("complex", "f")(re, im)
+    shape = kinds_check("complex", "f")(re, im).shape
     if re.dtype not in (dt.float32, dt.float64):
         raise TypeError(f"complex: parts must be float32 or float64, got {re.dtype}")
-    return aval(re.shape, dt.complex_of(re.dtype))
+    return aval(shape, dt.complex_of(re.dtype))
 
 
 def _complex_impl(re, im):
@@ -317,7 +319,7 @@ def _complex_impl(re, im):
     return out
 
 
-complex = declare("complex", infer=_complex_infer,
+complex = declare("complex", infer=_complex_infer, elementwise=True,
                   emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
                   impl=lambda re, im: _complex_impl(re, im),
                   source=lambda ctx, re, im: f"xp.astype({re}, xp.{ctx.out_aval.dtype}) + 1j * {im}",
@@ -337,8 +339,7 @@ def _compare_infer(x, y, *, direction):
         raise ValueError(f"compare: unknown direction {direction!r}")
     if x.dtype.kind == "c" and direction not in ("EQ", "NE"):
         raise TypeError("compare: complex numbers are not ordered")
-    kinds_check("compare", _ALL)(x, y)
-    return aval(x.shape, dt.bool)
+    return aval(kinds_check("compare", _ALL)(x, y).shape, dt.bool)
 
 
 def _compare_emit(ctx, x, y, *, direction):
@@ -349,17 +350,17 @@ def _compare_emit(ctx, x, y, *, direction):
                             f"compare_type = #stablehlo<comparison_type {ctype}>")
 
 
-compare = declare("compare", infer=_compare_infer, emit=_compare_emit,
+compare = declare("compare", infer=_compare_infer, emit=_compare_emit, elementwise=True,
                   impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y),
                   source=lambda ctx, x, y, *, direction: f"{x} {_PY_COMPARE[direction]} {y}",
                   **ad.no_derivative())
 
 
 def _select_infer(pred, on_true, on_false):
-    if pred.dtype is not dt.bool or pred.shape != on_true.shape:
-        raise TypeError("select: predicate must be a bool array of the operands' shape")
-    kinds_check("select", _ALL)(on_true, on_false)
-    return on_true
+    if pred.dtype is not dt.bool:
+        raise TypeError("select: predicate must be a bool array")
+    return aval(common_shape(pred, on_true, on_false),
+                kinds_check("select", _ALL)(on_true, on_false).dtype)
 
 
 def _select_jvp(tangents, pred, a, b, *, out):
@@ -374,7 +375,7 @@ def _select_vjp(ct, pred, a, b, *, out):
     return (None, ad.select(pred, ct, zero), ad.select(pred, zero, ct))
 
 
-select = declare("select", infer=_select_infer,
+select = declare("select", infer=_select_infer, elementwise=True,
                  emit=lambda ctx, p, a, b: ctx.simple("stablehlo.select", p, a, b),
                  impl=lambda p, a, b: np.where(p, a, b), jvp=_select_jvp, vjp=_select_vjp,
                  source="xp.where({0}, {1}, {2})")
@@ -429,7 +430,7 @@ def _convert_emit(ctx, x, *, dtype):
 
 convert = declare("convert", infer=_convert_infer,
                   emit=_convert_emit,
-                  impl=quiet(_convert_impl), jvp=_convert_jvp, vjp=_convert_vjp,
+                  impl=_convert_impl, jvp=_convert_jvp, vjp=_convert_vjp,
                   source=lambda ctx, x, *, dtype: f"xp.astype({x}, xp.{dtype})")
 
 

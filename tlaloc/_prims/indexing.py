@@ -164,8 +164,7 @@ def _scatter_impl(x, idx, updates, *, axes, mode):
         fn = np.logical_or if mode in ("add", "max") else np.logical_and
         fn.at(front, where, ups)
     else:
-        with np.errstate(all="ignore"):
-            _UFUNC[mode].at(front, where, ups)
+        _UFUNC[mode].at(front, where, ups)
     return out
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
-from .core import aval, declare, quiet
+from .core import aval, declare
 
 _LAPACK = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 _PREFIX = {dt.float32: "s", dt.float64: "d", dt.complex64: "c", dt.complex128: "z"}
@@ -252,7 +252,7 @@ def _cholesky_emit(ctx, x):
 # implementation-defined (XLA's cholesky writes zeros, LAPACK's potrf leaves the operand's
 # upper triangle); the namespace masks it. A matrix that is not positive definite gives NaN.
 cholesky = declare("cholesky", infer=_cholesky_infer, emit=_cholesky_emit,
-                   impl=quiet(_cholesky_impl))
+                   impl=_cholesky_impl)
 
 
 # ============================================================================ triangular_solve
@@ -378,7 +378,7 @@ def _trsolve_vjp(ct, a, b, *, out, left_side, lower, transpose_a, unit_diagonal)
 
 
 triangular_solve = declare("triangular_solve", infer=_trsolve_infer, emit=_trsolve_emit,
-                           impl=quiet(_trsolve_impl), jvp=_trsolve_jvp, vjp=_trsolve_vjp)
+                           impl=_trsolve_impl, jvp=_trsolve_jvp, vjp=_trsolve_vjp)
 
 
 # ============================================================================ LU (getrf)
@@ -487,7 +487,7 @@ def _lu_impl(x):
                        perms.reshape(shape((m,)))])
 
 
-lu = declare("lu", infer=_lu_infer, emit=_lu_emit, impl=quiet(_lu_impl))
+lu = declare("lu", infer=_lu_infer, emit=_lu_emit, impl=_lu_impl)
 
 
 # ============================================================================ QR (geqrf, orgqr)
@@ -523,7 +523,7 @@ def _geqrf_impl(x):
                       [a, tau.reshape(tuple(batch) + (min(m, n),))])
 
 
-geqrf = declare("geqrf", infer=_geqrf_infer, emit=_geqrf_emit, impl=quiet(_geqrf_impl))
+geqrf = declare("geqrf", infer=_geqrf_infer, emit=_geqrf_emit, impl=_geqrf_impl)
 
 
 def _householder_infer(a, tau):
@@ -570,7 +570,7 @@ def _householder_impl(a, tau):
 
 
 householder_product = declare("householder_product", infer=_householder_infer,
-                              emit=_householder_emit, impl=quiet(_householder_impl))
+                              emit=_householder_emit, impl=_householder_impl)
 
 
 # ============================================================================ eigh (syevd / heevd)
@@ -624,7 +624,7 @@ def _eigh_impl(x, *, vectors):
     return _pack_impl(batch, eigh_parts(n, dt.from_numpy(x.dtype)), [vs.reshape(x.shape), ws])
 
 
-eigh = declare("eigh", infer=_eigh_infer, emit=_eigh_emit, impl=quiet(_eigh_impl))
+eigh = declare("eigh", infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl)
 
 
 # ============================================================================ svd (gesdd)
@@ -697,7 +697,7 @@ def _svd_impl(x, *, mode):
     return _pack_impl(batch, parts, [o.reshape(tuple(batch) + o.shape[1:]) for o in outs])
 
 
-svd = declare("svd", infer=_svd_infer, emit=_svd_emit, impl=quiet(_svd_impl))
+svd = declare("svd", infer=_svd_infer, emit=_svd_emit, impl=_svd_impl)
 
 
 # ============================================================================ eig (geev)
@@ -762,4 +762,4 @@ def _eig_impl(x, *, vectors):
     return _pack_impl(batch, eig_parts(n, dt.from_numpy(x.dtype)), [ws, vs.reshape(x.shape)])
 
 
-eig = declare("eig", infer=_eig_infer, emit=_eig_emit, impl=quiet(_eig_impl))
+eig = declare("eig", infer=_eig_infer, emit=_eig_emit, impl=_eig_impl)

@@ -55,9 +55,8 @@ def _reduction(kind, numpy_fn, kinds):
                       attrs=f"dimensions = {dims}", regions=region)
 
     def impl(x, *, axes):
-        with np.errstate(all="ignore"):
-            # a full reduction is faster with axis=None than with the tuple of every axis
-            return numpy_fn(x, axis=None if len(axes) == x.ndim else axes)
+        # a full reduction is faster with axis=None than with the tuple of every axis
+        return numpy_fn(x, axis=None if len(axes) == x.ndim else axes)
 
     def source(ctx, x, *, axes):
         dtype = ctx.out_aval.dtype

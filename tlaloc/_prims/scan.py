@@ -200,16 +200,15 @@ def _emit(ctx, x, *, axis, kind):
 
 
 def _impl(x, *, axis, kind):
-    with np.errstate(all="ignore"):
-        if kind == "sum":
-            return np.cumsum(x, axis=axis, dtype=x.dtype)
-        if kind == "prod":
-            return np.cumprod(x, axis=axis, dtype=x.dtype)
-        if x.dtype == np.bool_:
-            fn = np.logical_or if kind == "max" else np.logical_and
-        else:
-            fn = np.maximum if kind == "max" else np.minimum
-        return fn.accumulate(x, axis=axis) if x.size else x
+    if kind == "sum":
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+    if kind == "prod":
+        return np.cumprod(x, axis=axis, dtype=x.dtype)
+    if x.dtype == np.bool_:
+        fn = np.logical_or if kind == "max" else np.logical_and
+    else:
+        fn = np.maximum if kind == "max" else np.minimum
+    return fn.accumulate(x, axis=axis) if x.size else x
 
 
 # Derivatives. sum: the tangent is the running sum of tangents, the cotangent the running

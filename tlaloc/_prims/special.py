@@ -26,13 +26,12 @@ def _scipy(name):
     return getattr(scipy.special, name)
 
 
-def _quiet(fn):
+def _in_dtype(fn):
     """The interpreter's implementation: `fn` (a scipy.special name or a function) in the
     operands' dtype."""
     def impl(*args):
         f = _scipy(fn) if isinstance(fn, str) else fn
-        with np.errstate(all="ignore"):
-            return np.asarray(f(*args)).astype(args[-1].dtype, copy=False)
+        return np.asarray(f(*args)).astype(args[-1].dtype, copy=False)
     impl.__name__ = fn if isinstance(fn, str) else getattr(fn, "__name__", "impl")
     return impl
 
@@ -379,7 +378,7 @@ def _polygamma_impl(n, x):
 
 def _unary(name, hlo, impl, partial, source):
     return declare(name, infer=kinds_check(name, "f"), emit=lambda ctx, x: ctx.simple(hlo, x),
-                   impl=_quiet(impl), source=source,
+                   impl=_in_dtype(impl), source=source, elementwise=True,
                    **ad.elementwise_rules(_partial(partial)))
 
 
@@ -398,7 +397,7 @@ bessel_i1e = _unary("bessel_i1e", "chlo.bessel_i1e", "i1e", i1e_partial, "xp.spe
 # polygamma(n, x): n is a float holding a non-negative integer (NaN otherwise); XLA's
 # results are right for x > 0 (tlaloc.special uses it there only)
 polygamma = declare(
-    "polygamma", infer=kinds_check("polygamma", "f"),
-    emit=lambda ctx, n, x: ctx.simple("chlo.polygamma", n, x), impl=_quiet(_polygamma_impl),
+    "polygamma", infer=kinds_check("polygamma", "f"), elementwise=True,
+    emit=lambda ctx, n, x: ctx.simple("chlo.polygamma", n, x), impl=_in_dtype(_polygamma_impl),
     source="xp.special.polygamma({0}, {1})",
     **ad.elementwise_rules(None, _partial(lambda n, x, out: ap(polygamma, n + 1.0, x))))

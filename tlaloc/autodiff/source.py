@@ -210,7 +210,8 @@ def _literal_of(node, ops):
             and int(np.prod(node.aval.shape)) <= _FOLD_LIMIT:
         # fold: run the primitive's reference implementation on the splat operands
         arrays = [np.full(o.aval.shape, o.value, dtype=o.aval.dtype.numpy) for o in ops]
-        result = np.asarray(node.prim.impl(*arrays, **node.params))
+        with np.errstate(all="ignore"):   # impls compute with StableHLO's inf/nan semantics
+            result = np.asarray(node.prim.impl(*arrays, **node.params))
         flat = result.reshape(-1)
         if flat.size and (flat == flat[0]).all():
             return _Literal(flat[0].item(), node.aval)
@@ -223,12 +224,15 @@ def _simplified(node, ops):
 
     def is_one(o):
         return isinstance(o, _Literal) and o.value == 1
+
+    def kept(i):   # operand i can stand for the result (not a literal, not a 0-d operand)
+        return not isinstance(ops[i], _Literal) and node.inputs[i].aval.shape == node.aval.shape
     if prim == "multiply":
-        if is_one(ops[0]) and not isinstance(ops[1], _Literal):
+        if is_one(ops[0]) and kept(1):
             return ops[1]
-        if is_one(ops[1]) and not isinstance(ops[0], _Literal):
+        if is_one(ops[1]) and kept(0):
             return ops[0]
-    if prim in ("divide", "power") and is_one(ops[1]) and not isinstance(ops[0], _Literal):
+    if prim in ("divide", "power") and is_one(ops[1]) and kept(0):
         return ops[0]
     if prim == "select" and isinstance(ops[0], _Literal):
         chosen = ops[1] if ops[0].value else ops[2]

@@ -8,21 +8,35 @@ from __future__ import annotations
 import numpy as np
 
 
-def interpret(program, inputs):
-    """Run `program` on NumPy `inputs`; returns the NumPy outputs."""
+def interpret(eqns, outputs, inputs):
+    """Run straight-line code on NumPy `inputs`; returns the NumPy values of the slots
+    `outputs`. `eqns` are (prim, params, input slots, aval): a Program's equations, or a
+    plan's (which the PJRT device's first tier runs without building a Program)."""
     env = list(inputs)
+    ndarray = np.ndarray
     with np.errstate(all="ignore"):   # StableHLO semantics: inf and nan, never warnings
-        for eqn in program.eqns:
-            out = eqn.prim.impl(*[env[s] for s in eqn.inputs], **eqn.params)
-            want = eqn.aval
-            out = np.asarray(out)
-            if out.dtype != want.dtype.numpy:
-                out = out.astype(want.dtype.numpy)
-            if out.shape != want.shape:
-                raise AssertionError(f"interpreter: {eqn.prim.name} gave shape {out.shape}, "
-                                     f"its infer rule said {want.shape}")
+        for prim, params, slots, want in eqns:
+            if len(slots) == 1:
+                out = prim.impl(env[slots[0]], **params)
+            else:
+                out = prim.impl(*[env[s] for s in slots], **params)
+            if type(out) is not ndarray or out.dtype is not want.dtype.numpy \
+                    or out.shape != want.shape:
+                out = _checked(out, prim, want)
             env.append(out)
-    return [env[s] for s in program.outputs]
+    return [env[s] for s in outputs]
+
+
+def _checked(out, prim, want):
+    """`out` as an ndarray of the declared dtype; a shape other than the declared one is a
+    bug of the primitive's rules."""
+    out = np.asarray(out)
+    if out.dtype != want.dtype.numpy:
+        out = out.astype(want.dtype.numpy)
+    if out.shape != want.shape:
+        raise AssertionError(f"interpreter: {prim.name} gave shape {out.shape}, "
+                             f"its infer rule said {want.shape}")
+    return out
 
 
 class InterpreterBackend:
@@ -30,19 +44,24 @@ class InterpreterBackend:
 
     platform = "interpreter"
 
+    # structures remembered for the hit/miss statistics (forgotten beyond this many)
+    _MAX_SEEN = 4096
+
     def __init__(self, stats):
         self.stats = stats
-        self._programs = {}
+        self._seen = set()
 
     def run(self, plan, leaves, *, compiled=False):
-        program = self._programs.get(plan.key)
-        if program is None:
-            program = self._programs[plan.key] = plan.program()
-            self.stats.misses += 1
-        else:
+        key = plan.key
+        if key in self._seen:
             self.stats.hits += 1
+        else:
+            if len(self._seen) >= self._MAX_SEEN:
+                self._seen.clear()
+            self._seen.add(key)
+            self.stats.misses += 1
         self.stats.interpreted += 1
-        return interpret(program, [self.host(l.value) for l in leaves])
+        return interpret(plan.equations(), plan.outputs, [self.host(l.value) for l in leaves])
 
     @staticmethod
     def host(value) -> np.ndarray:

@@ -50,10 +50,18 @@ def _drop_queued_compiles():
 threading._register_atexit(_drop_queued_compiles)
 
 
+# Structures seen once and never compiled are forgotten beyond this many (code that runs
+# once, shape after shape, would otherwise grow the table without limit).
+_MAX_UNCOMPILED_ENTRIES = 4096
+
+
 class _Entry:
+    """What the device knows of one program structure. `program` is built when the
+    structure is first compiled (a structure that only ever runs in the interpreter tier
+    never needs one)."""
     __slots__ = ("program", "seen", "executable", "handlers", "future")
 
-    def __init__(self, program):
+    def __init__(self, program=None):
         self.program = program
         self.seen = 0
         self.executable = None
@@ -109,9 +117,12 @@ class PjrtBackend:
         `leaves`. compiled=True skips the interpreter tier (tlaloc.jit)."""
         entry = getattr(plan, "entry", None)   # a jitted function's plan remembers its entry
         if entry is None:
-            entry = self._entries.get(plan.key)
+            key = plan.key
+            entry = self._entries.get(key)
             if entry is None:
-                entry = self._entries[plan.key] = _Entry(plan.program())
+                if len(self._entries) >= _MAX_UNCOMPILED_ENTRIES:
+                    self._forget_uncompiled()
+                entry = self._entries[key] = _Entry()
             if hasattr(plan, "entry"):
                 plan.entry = entry
         entry.seen += 1
@@ -123,22 +134,28 @@ class PjrtBackend:
             return self._execute(entry, leaves)
         mode = config.execution if self.host and not compiled else "compiled"
         if mode == "interpreted":
-            return self._interpret(entry, leaves)
-        if mode == "compiled" or self._compile_now(entry.program):
+            return self._interpret(plan, leaves)
+        if mode == "compiled" or self._compile_now(plan):
             self.stats.misses += 1
-            self._compile(entry)
+            self._compile(entry, plan)
             return self._execute(entry, leaves)
         if entry.seen >= 2 and entry.future is None:
             try:
+                if entry.program is None:
+                    entry.program = plan.program()
                 entry.future = _compile_pool.submit(self._compile, entry)
                 self.stats.misses += 1
             except RuntimeError:    # the interpreter is exiting: the pool takes no more work
                 pass
-        return self._interpret(entry, leaves)
+        return self._interpret(plan, leaves)
 
-    def _interpret(self, entry, leaves):
+    def _forget_uncompiled(self):
+        self._entries = {k: e for k, e in self._entries.items()
+                         if e.executable is not None or e.future is not None}
+
+    def _interpret(self, plan, leaves):
         self.stats.interpreted += 1
-        return interpret(entry.program, [to_host(l.value) for l in leaves])
+        return interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
 
     def _execute(self, entry, leaves):
         buffers = [self._as_buffer(l) for l in leaves]
@@ -152,15 +169,24 @@ class PjrtBackend:
         return self.runtime.execute(entry.executable, entry.handlers, buffers)
 
     @staticmethod
-    def _compile_now(program) -> bool:
-        elements = sum(math.prod(e.aval.shape) for e in program.eqns)
-        interp = len(program.eqns) * _INTERP_PER_OP_S + elements * _INTERP_PER_ELEMENT_S
-        return interp > _COMPILE_BASE_S + len(program.eqns) * _COMPILE_PER_OP_S
+    def _compile_now(plan) -> bool:
+        """Whether the interpreter would take longer than compiling (the cost model above)."""
+        nodes = plan.nodes
+        interp = len(nodes) * _INTERP_PER_OP_S
+        budget = _COMPILE_BASE_S + len(nodes) * _COMPILE_PER_OP_S
+        if interp > budget:
+            return True
+        elements = 0
+        for n in nodes:
+            elements += math.prod(n.aval.shape)
+        return interp + elements * _INTERP_PER_ELEMENT_S > budget
 
-    def _compile(self, entry):
+    def _compile(self, entry, plan=None):
         with self._lock:
             if entry.executable is not None:
                 return
+            if entry.program is None:
+                entry.program = plan.program()
             start = time.perf_counter()
             text = lower_program(entry.program)
             if self.platform == "cpu" and '"lapack_' in text:

@@ -79,6 +79,19 @@ class EmitContext:
         return self.op(name, operands, self.in_avals, self.out_aval, attrs)
 
 
+def _broadcast_scalars(ctx, operands, shape):
+    """An elementwise op's 0-d operands broadcast to its result's shape (StableHLO's
+    elementwise ops take operands of one shape)."""
+    avals = list(ctx.in_avals)
+    for i, a in enumerate(avals):
+        if not a.shape:
+            avals[i] = type(a)(shape, a.dtype)
+            operands[i] = ctx.op("stablehlo.broadcast_in_dim", (operands[i],), (a,), avals[i],
+                                 attrs="broadcast_dimensions = array<i64>")
+    ctx.in_avals = tuple(avals)
+    return operands
+
+
 def lower_program(program, name="main") -> str:
     """The StableHLO module text of a Program."""
     ctx = EmitContext(getattr(program.device, "platform", None))
@@ -88,7 +101,10 @@ def lower_program(program, name="main") -> str:
         ctx.in_avals = tuple((program.in_avals[s] if s < n_in else program.eqns[s - n_in].aval)
                              for s in eqn.inputs)
         ctx.out_aval = eqn.aval
-        names.append(eqn.prim.emit(ctx, *[names[s] for s in eqn.inputs], **eqn.params))
+        operands = [names[s] for s in eqn.inputs]
+        if eqn.prim.elementwise and eqn.aval.shape:
+            operands = _broadcast_scalars(ctx, operands, eqn.aval.shape)
+        names.append(eqn.prim.emit(ctx, *operands, **eqn.params))
     out_avals = program.out_avals()
     # A donated input's buffer may be reused for an output of the same type (in place).
     donor = " {jax.buffer_donor = true}"
