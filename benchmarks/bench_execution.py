@@ -1,7 +1,6 @@
 """Steady-state execution in config execution "compiled": every structure here is compiled
 during setup (warm-up), so the timings are record + dispatch + run of a cached executable.
-Inputs already live on the device. `block` waits for the value: tlaloc.eval dispatches and
-returns, PJRT's CPU client runs asynchronously."""
+Inputs already live on the device. `block` waits for the value (`tlaloc.eval` does)."""
 from __future__ import annotations
 
 import tlaloc as xp

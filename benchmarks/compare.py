@@ -10,7 +10,7 @@ Repetitions are interleaved: each repetition runs every library once, in an orde
 rotates, so slow drifts of a shared machine hit every library alike. The table shows the
 median over repetitions. tlaloc runs with config execution "compiled" where the workload is
 steady-state execution, and in the default tiered mode ("auto") for the one-shot workload.
-Timings of tlaloc and jax wait for the values (tlaloc.eval dispatches asynchronously).
+Timings of tlaloc and jax wait for the values (`tlaloc.eval` waits; jax: `block_until_ready`).
 
 The workloads are those of the asv benchmarks (benchmarks/_workloads.py); docs/benchmarks.md
 has a recorded run.

@@ -148,27 +148,29 @@ class _Plan:
     __slots__ = ("leaves", "nodes", "outputs", "key")
 
     def __init__(self, targets, device):
-        index = {}         # Node -> slot
+        index = {}         # Node -> ~i for leaf i, i for node i
         leaves, nodes = [], []
-        stack = []
+        # Depth-first, inputs in order, each node after its inputs (post-order): a node stays
+        # on the stack until none of its inputs is new.
         for t in targets:
-            if t not in index:
-                stack.append((t, False))
+            stack = [t]
             while stack:
-                node, expanded = stack.pop()
+                node = stack[-1]
                 if node in index:
-                    continue
-                if node.value is not None or node.prim is None:
+                    stack.pop()
+                elif node.value is not None or node.prim is None:
                     index[node] = ~len(leaves)
                     leaves.append(node)
-                elif expanded:
-                    index[node] = len(nodes)
-                    nodes.append(node)
+                    stack.pop()
                 else:
-                    stack.append((node, True))
-                    for inp in reversed(node.inputs):
-                        if inp not in index:
-                            stack.append((inp, False))
+                    new = [i for i in node.inputs if i not in index]
+                    if new:
+                        new.reverse()
+                        stack += new
+                    else:
+                        index[node] = len(nodes)
+                        nodes.append(node)
+                        stack.pop()
         outputs = []
         for t in targets:
             if t.value is None and index[t] not in outputs:

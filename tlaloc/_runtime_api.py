@@ -17,7 +17,7 @@ def eval(*arrays):
             raise TypeError(f"tlaloc.eval: expected tlaloc arrays, got {type(a).__name__}")
     nodes = [a._node for a in arrays]
     evaluate(nodes)
-    for node in nodes:      # PJRT runs asynchronously: wait until the values exist
+    for node in nodes:      # PJRT devices may run asynchronously (GPUs): wait for the values
         wait = getattr(node.value, "block_until_ready", None)
         if wait is not None:
             wait()
