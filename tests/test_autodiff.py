@@ -300,3 +300,84 @@ def test_forward_and_backward_fuse_into_one_program():
         xp.eval(g)
     info = xp.cache_info()
     assert info["misses"] == 1 and info["hits"] == 2, info
+
+
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_cumulative_max_min_derivatives(kind, axis):
+    """The running extremum's derivative flows to the element it came from (distinct values,
+    so finite differences are well defined)."""
+    x = RNG.permutation(24).astype(np.float64).reshape(2, 3, 4) * 0.5
+    w = xp.asarray(RNG.standard_normal((2, 3, 4)))
+
+    def f(v):
+        return xp.sum(xp.primitive("cumulative", v, axis=axis, kind=kind) * w)
+    check_grad(f, x)
+    # forward mode agrees with reverse mode
+    t = RNG.standard_normal(x.shape)
+    _, jv = xp.jvp(lambda v: f(v), (xp.asarray(x),), (xp.asarray(t),))
+    np.testing.assert_allclose(float(jv), float(xp.sum(xp.grad(f)(xp.asarray(x)) * xp.asarray(t))),
+                               rtol=1e-12)
+
+
+def test_cumulative_max_ties_go_to_the_latest_element():
+    x = xp.asarray(np.array([1.0, 3.0, 3.0, 2.0]))
+    g = xp.grad(lambda v: xp.sum(xp.primitive("cumulative", v, axis=0, kind="max")))(x)
+    np.testing.assert_array_equal(np.asarray(g), [1.0, 1.0, 2.0, 0.0])
+
+
+SCATTER_IDX = np.array([[1], [3], [1], [7], [0], [-2]])   # a duplicate and two dropped updates
+
+
+@pytest.mark.parametrize("mode", ["set", "add", "mul", "min", "max"])
+def test_scatter_derivatives_every_mode(mode):
+    """Against finite differences, with a duplicate slot (except for "set", whose winner
+    among duplicates XLA leaves unspecified) and out-of-bounds (dropped) updates, distinct
+    values so min/max have no ties; both operands."""
+    x = RNG.permutation(20).astype(np.float64).reshape(5, 4) * 0.25 - 2
+    u = RNG.permutation(24).astype(np.float64).reshape(6, 4) * 0.3 - 3.1
+    idx = xp.asarray(SCATTER_IDX if mode != "set" else SCATTER_IDX * [[1], [1], [2], [1], [1], [1]])
+    w = xp.asarray(RNG.standard_normal((5, 4)))
+
+    def f(a, b):
+        return xp.sum(xp.primitive("scatter", a, idx, b, axes=(0,), mode=mode) * w)
+    check_grad(f, x, u, argnums=(0, 1))
+    tx, tu = RNG.standard_normal(x.shape), RNG.standard_normal(u.shape)
+    _, jv = xp.jvp(f, (xp.asarray(x), xp.asarray(u)), (xp.asarray(tx), xp.asarray(tu)))
+    gx, gu = xp.grad(f, argnums=(0, 1))(xp.asarray(x), xp.asarray(u))
+    np.testing.assert_allclose(float(jv), float(xp.sum(gx * xp.asarray(tx)) + xp.sum(gu * xp.asarray(tu))),
+                               rtol=1e-10)
+
+
+def test_scatter_mul_derivative_with_zero_factors():
+    """A slot with one zero factor passes the product of the others to that factor; a slot
+    with two zeros passes nothing (no 0/0)."""
+    x = np.array([2.0, 0.0, 3.0])
+    u = np.array([0.0, 5.0, 0.0, 4.0])
+    idx = xp.asarray(np.array([[0], [0], [1], [2]]))
+    gx, gu = xp.grad(lambda a, b: xp.sum(xp.primitive("scatter", a, idx, b, axes=(0,), mode="mul")),
+                     argnums=(0, 1))(xp.asarray(x), xp.asarray(u))
+    np.testing.assert_array_equal(np.asarray(gx), [0.0, 0.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(gu), [10.0, 0.0, 0.0, 3.0])
+
+
+def test_scatter_max_ties_share_the_derivative():
+    x = xp.asarray(np.array([1.0, 2.0]))
+    u = xp.asarray(np.array([2.0, 2.0]))
+    idx = xp.asarray(np.array([[1], [1]]))
+    gx, gu = xp.grad(lambda a, b: xp.sum(xp.primitive("scatter", a, idx, b, axes=(0,), mode="max")),
+                     argnums=(0, 1))(x, u)
+    np.testing.assert_allclose(np.asarray(gx), [1.0, 1 / 3])
+    np.testing.assert_allclose(np.asarray(gu), [1 / 3, 1 / 3])
+
+
+def test_setitem_gradient_skips_dropped_updates():
+    """x[idx] = v with a pending out-of-bounds index drops that element of v: it gets no
+    gradient (gather's clamping must not hand it its neighbour's)."""
+    def f(v):
+        y = xp.zeros(4)
+        idx = xp.asarray(np.array([1, 9])) * xp.asarray(1)   # pending: not checked at record time
+        y[idx] = v
+        return xp.sum(y * xp.arange(4.0))
+    g = xp.grad(f)(xp.asarray(np.array([1.0, 1.0])))
+    np.testing.assert_array_equal(np.asarray(g), [1.0, 0.0])

@@ -21,7 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.stablehlo import tensor_type
+from .._graph import bind
 from . import ad
+from . import elementwise as ew
+from . import shape as sh
 from .core import aval, declare
 
 
@@ -168,26 +171,110 @@ def _scatter_impl(x, idx, updates, *, axes, mode):
     return out
 
 
+# Derivatives. "set" and "add" are linear in (x, updates). "mul": out_s = x_s * prod of the
+# updates u_k landing on slot s, so d out_s = dx_s * U_s + sum_k du_k * (x_s * prod_{j!=k}
+# u_j), where the product of the others is computed without dividing by a zero factor (see
+# _product_of_others). "min"/"max": out_s is one of the candidates (x_s and its updates);
+# the derivative goes to the candidates equal to out_s, shared equally among ties (the
+# convention of reductions). Updates whose coordinates fall outside x are dropped by the
+# scatter, and get no derivative.
+
+def _in_bounds(x, idx, updates, axes):
+    """Whether each update lands inside x: bool of updates' shape."""
+    batch = idx.aval.shape[:-1]
+    nb = len(batch)
+    ok = None
+    for k, a in enumerate(axes):
+        column = ad.p(sh.slice, idx, start=(0,) * nb + (k,), limit=batch + (k + 1,),
+                      strides=(1,) * (nb + 1))
+        c = ad.reshape(column, batch)
+        inside = ad.compare(c, _scalar(x.aval.shape[a], c), "LT")
+        if c.aval.dtype.kind == "i":
+            inside = ad.p(ew.bitwise_and, inside, ad.compare(c, _scalar(0, c), "GE"))
+        ok = inside if ok is None else ad.p(ew.bitwise_and, ok, inside)
+    return ad.broadcast(ok, updates.aval.shape, range(nb))
+
+
+def _scalar(value, like):
+    return bind(sh.constant, (), {"shape": (), "dtype": like.aval.dtype, "value": value},
+                like.device)
+
+
+def _at_updates(node, x, idx, updates, axes):
+    """node (shape of x) read at every update's slot; zero for dropped updates."""
+    return ad.select(_in_bounds(x, idx, updates, axes), ad.p(gather, node, idx, axes=axes),
+                     ad.zeros(updates))
+
+
+def _candidates(x, idx, updates, out, axes):
+    """For min/max: (x is out, update k is its slot's out, number of candidates per slot) as
+    masks in x's dtype."""
+    one, zero = ad.const(x, 1), ad.zeros(x)
+    x_wins = ad.select(ad.compare(x, out, "EQ"), one, zero)
+    at_slot = ad.p(gather, out, idx, axes=axes)
+    u_wins = ad.select(ad.p(ew.bitwise_and, _in_bounds(x, idx, updates, axes),
+                            ad.compare(updates, at_slot, "EQ")),
+                       ad.const(updates, 1), ad.zeros(updates))
+    count = ad.p(scatter, x_wins, idx, u_wins, axes=axes, mode="add")
+    return x_wins, u_wins, count
+
+
+def _product_of_others(x, idx, updates, axes):
+    """For "mul": (product of the updates at each slot, for dx; x_s * prod_{j!=k} u_j for
+    each update k). With Z the number of zero factors at the slot and P the product of its
+    nonzero ones: a nonzero u_k gets P / u_k if Z == 0 (else 0); a zero u_k gets P if it is
+    the only zero (else 0)."""
+    one, zero = ad.const(x, 1), ad.zeros(x)
+    u_one, u_zero = ad.const(updates, 1), ad.zeros(updates)
+    product = ad.p(scatter, one, idx, updates, axes=axes, mode="mul")
+    x_is_zero = ad.compare(x, zero, "EQ")
+    u_is_zero = ad.compare(updates, u_zero, "EQ")
+    nonzero = ad.p(scatter, ad.select(x_is_zero, one, x), idx,
+                   ad.select(u_is_zero, u_one, updates), axes=axes, mode="mul")
+    zeros = ad.p(scatter, ad.select(x_is_zero, one, zero), idx,
+                 ad.select(u_is_zero, u_one, u_zero), axes=axes, mode="add")
+    p_k = ad.p(gather, nonzero, idx, axes=axes)
+    z_k = ad.p(gather, zeros, idx, axes=axes)
+    safe_u = ad.select(u_is_zero, u_one, updates)
+    others = ad.select(u_is_zero,
+                       ad.select(ad.compare(z_k, u_one, "EQ"), p_k, u_zero),
+                       ad.select(ad.compare(z_k, u_zero, "EQ"), ad.div(p_k, safe_u), u_zero))
+    valid = _in_bounds(x, idx, updates, axes)
+    return product, ad.select(valid, others, u_zero)
+
+
 def _scatter_jvp(tangents, x, idx, updates, *, out, axes, mode):
     tx, _, tu = tangents
     if tx is None and tu is None:
         return None
-    if mode not in ("set", "add"):
-        raise NotImplementedError(f"no derivative for scatter with mode {mode!r}")
-    return ad.p(scatter, ad.zeros(x) if tx is None else tx, idx,
-                ad.zeros(updates) if tu is None else tu, axes=axes, mode=mode)
+    tx = ad.zeros(x) if tx is None else tx
+    tu = ad.zeros(updates) if tu is None else tu
+    if mode in ("set", "add"):
+        return ad.p(scatter, tx, idx, tu, axes=axes, mode=mode)
+    if mode == "mul":
+        product, others = _product_of_others(x, idx, updates, axes)
+        return ad.p(scatter, ad.mul(tx, product), idx, ad.mul(tu, others), axes=axes, mode="add")
+    x_wins, u_wins, count = _candidates(x, idx, updates, out, axes)
+    total = ad.p(scatter, ad.mul(tx, x_wins), idx, ad.mul(tu, u_wins), axes=axes, mode="add")
+    return ad.div(total, count)
 
 
 def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
     if not ad.differentiable(x):
         return (None, None, None)
     if mode == "add":
-        return (ct, None, ad.p(gather, ct, idx, axes=axes))
+        return (ct, None, _at_updates(ct, x, idx, updates, axes))
     if mode == "set":
         # overwritten elements get no gradient; each update gets the gradient of its slot
         cleared = ad.p(scatter, ct, idx, ad.zeros(updates), axes=axes, mode="set")
-        return (cleared, None, ad.p(gather, ct, idx, axes=axes))
-    raise NotImplementedError(f"no derivative for scatter with mode {mode!r}")
+        return (cleared, None, _at_updates(ct, x, idx, updates, axes))
+    if mode == "mul":
+        product, others = _product_of_others(x, idx, updates, axes)
+        ct_u = ad.mul(ad.p(gather, ct, idx, axes=axes), ad.conj(others))
+        return (ad.mul(ct, ad.conj(product)), None, ct_u)
+    x_wins, u_wins, count = _candidates(x, idx, updates, out, axes)
+    shared = ad.div(ct, count)
+    return (ad.mul(shared, x_wins), None, ad.mul(ad.p(gather, shared, idx, axes=axes), u_wins))
 
 
 scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl,

@@ -22,8 +22,10 @@ import math
 import numpy as np
 
 from .. import _dtypes as dt
+from .._graph import bind
 from ..lowering.stablehlo import tensor_type
 from . import ad
+from . import shape as sh
 from .core import aval, declare
 from .reduce import _identity
 
@@ -213,8 +215,25 @@ def _impl(x, *, axis, kind):
 
 # Derivatives. sum: the tangent is the running sum of tangents, the cotangent the running
 # sum taken from the end. prod: out_i = prod_{j<=i} x_j, so d out_i = out_i * sum_{j<=i}
-# dx_j / x_j (exact except where an element is zero, as for reduce_prod). max and min have
-# no derivative here.
+# dx_j / x_j (exact except where an element is zero, as for reduce_prod). max and min: out_i
+# is the element x_j it came from, so the tangent is t_j (a gather) and the cotangent goes
+# back to x_j (a scatter-add); among equal candidates the latest one is chosen.
+
+def _source_coordinates(x, out, axis):
+    """For every element of out = cumulative max/min(x) along `axis`, the coordinates of the
+    element of x it equals, shape x.shape + (ndim,): along `axis` the last position j <= i
+    where x_j == out_j (a new extremum or a tie), elsewhere the element's own."""
+    shape = x.aval.shape
+    zero = bind(sh.constant, (), {"shape": (), "dtype": dt.int64, "value": 0}, x.device)
+    columns = []
+    for d in range(len(shape)):
+        pos = bind(sh.iota, (), {"shape": shape, "dtype": dt.int64, "dim": d}, x.device)
+        if d == axis:
+            pos = ad.p(cumulative, ad.select(ad.compare(x, out, "EQ"), pos, zero),
+                       axis=axis, kind="max")
+        columns.append(ad.reshape(pos, shape + (1,)))
+    return ad.p(sh.concatenate, *columns, axis=len(shape))
+
 
 def _cumulative_jvp(tangents, x, *, out, axis, kind):
     if tangents[0] is None or not ad.differentiable(x):
@@ -223,7 +242,11 @@ def _cumulative_jvp(tangents, x, *, out, axis, kind):
         return ad.p(cumulative, tangents[0], axis=axis, kind=kind)
     if kind == "prod":
         return ad.mul(out, ad.p(cumulative, ad.div(tangents[0], x), axis=axis, kind="sum"))
-    raise NotImplementedError(f"no derivative for cumulative {kind}")
+    if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
+        return tangents[0]
+    from .indexing import gather
+    coords = _source_coordinates(x, out, axis)
+    return ad.p(gather, tangents[0], coords, axes=tuple(range(len(x.aval.shape))))
 
 
 def _reverse_cumsum(node, axis):
@@ -239,7 +262,12 @@ def _cumulative_vjp(ct, x, *, out, axis, kind):
         return (_reverse_cumsum(ct, axis),)
     if kind == "prod":
         return (ad.div(_reverse_cumsum(ad.mul(ct, ad.conj(out)), axis), ad.conj(x)),)
-    raise NotImplementedError(f"no derivative for cumulative {kind}")
+    if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
+        return (ct,)
+    from .indexing import scatter
+    coords = _source_coordinates(x, out, axis)
+    return (ad.p(scatter, ad.zeros(x), coords, ct, axes=tuple(range(len(x.aval.shape))),
+                 mode="add"),)
 
 
 cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,
