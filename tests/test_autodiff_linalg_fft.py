@@ -15,6 +15,8 @@ WIDE = RNG.normal(size=(2, 4))
 VEC = RNG.normal(size=(6,))
 CVEC = RNG.normal(size=(6,)) + 1j * RNG.normal(size=(6,))
 HALF = RNG.normal(size=(4,)) + 1j * RNG.normal(size=(4,))
+NONSYM = np.array([[1.0, 2.0, 0.5], [-1.5, 0.3, 1.0], [0.2, -0.7, 2.0]])   # a complex pair
+CGENERAL = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
 
 
 def numeric(f, v, symmetric, eps=1e-6):
@@ -45,6 +47,15 @@ CASES = {
     "eigh": (SPD, True, lambda m, d: xp.sum(xp.linalg.eigh(m).eigenvalues * w((3,), d))
              + xp.sum(xp.linalg.eigh(m).eigenvectors[:, 0] ** 2 * w((3,), d))),
     "eigvalsh": (SPD, True, lambda m, d: xp.sum(xp.linalg.eigvalsh(m) ** 2)),
+    # eig: real and imaginary parts of eigenvalues and of the eigenvectors as LAPACK
+    # normalises them (unit norm, largest component real), so the rule's gauge is checked too
+    "eig": (NONSYM, False, lambda m, d: xp.sum(xp.real(xp.linalg.eig(m).eigenvalues) * w((3,), d))
+            + xp.sum(xp.imag(xp.linalg.eig(m).eigenvalues) ** 2)
+            + xp.sum(xp.real(xp.linalg.eig(m).eigenvectors) * w((3, 3), d))
+            + xp.sum(xp.imag(xp.linalg.eig(m).eigenvectors) * w((3, 3), d) ** 2)),
+    "eig_complex": (CGENERAL, False, lambda m, d: xp.sum(xp.imag(xp.linalg.eig(m).eigenvectors) * w((3, 3), d))
+                    + xp.sum(xp.abs(xp.linalg.eig(m).eigenvalues))),
+    "eigvals": (NONSYM, False, lambda m, d: xp.sum(xp.abs(xp.linalg.eigvals(m)) * w((3,), d))),
     "svd_tall": (TALL, False, lambda m, d: xp.sum(xp.linalg.svd(m, full_matrices=False).S * w((3,), d))
                  + xp.sum(xp.abs(xp.linalg.svd(m, full_matrices=False).U[:, 0]))),
     "svd_wide": (WIDE, False, lambda m, d: xp.sum(xp.abs(xp.linalg.svd(m, full_matrices=False).Vh[0]))),
@@ -100,3 +111,16 @@ def test_second_derivative_of_logdet():
     second = xp.grad(xp.grad(f))(xp.asarray(0.0))
     expected = -(np.linalg.inv(SPD)[0, 0]) ** 2
     np.testing.assert_allclose(float(second), expected, rtol=1e-8)
+
+
+def test_eig_forward_mode_against_finite_differences():
+    """jvp of eig returns EigResult pairs (named tuples are trees); the tangents of the
+    eigenvalues and of LAPACK's normalised eigenvectors match central differences."""
+    t = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+    (w0, v0), (dw, dv) = xp.jvp(xp.linalg.eig, (xp.asarray(CGENERAL),), (xp.asarray(t),))
+    assert isinstance(dw, xp.Array) and dv.shape == (3, 3)
+    eps = 1e-6
+    up, down = xp.linalg.eig(xp.asarray(CGENERAL + eps * t)), xp.linalg.eig(xp.asarray(CGENERAL - eps * t))
+    for tangent, hi, lo in ((dw, up.eigenvalues, down.eigenvalues), (dv, up.eigenvectors, down.eigenvectors)):
+        np.testing.assert_allclose(np.asarray(tangent), (np.asarray(hi) - np.asarray(lo)) / (2 * eps),
+                                   rtol=1e-6, atol=1e-7)

@@ -127,3 +127,27 @@ def test_data_dependent_shapes_cannot_be_captured():
     f = xp.jit(lambda x: xp.nonzero(x)[0])
     with pytest.raises(xp.ConcretizationError, match="output shape depends on values"):
         f(xp.asarray([0.0, 1.0]))
+
+
+def test_named_tuples_are_trees_for_jit_and_grad():
+    """A named tuple of arrays (a parameter record) goes through jit and grad as a tree and
+    comes back as the same named tuple type."""
+    from typing import NamedTuple
+
+    class Params(NamedTuple):
+        w: xp.Array
+        b: xp.Array
+
+    p = Params(xp.asarray(np.array([1.0, 2.0])), xp.asarray(np.array(0.5)))
+    x = xp.asarray(np.array([3.0, -1.0]))
+
+    def loss(p, x):
+        return xp.sum((p.w * x + p.b) ** 2)
+
+    g = xp.grad(loss)(p, x)
+    assert type(g) is Params
+    np.testing.assert_allclose(np.asarray(g.w), 2 * (np.array([1.0, 2.0]) * [3.0, -1.0] + 0.5) * [3.0, -1.0])
+    step = xp.jit(lambda p, x: Params(*(a - 0.1 * d for a, d in zip(p, xp.grad(loss)(p, x)))))
+    out = step(p, x)
+    assert type(out) is Params
+    np.testing.assert_allclose(np.asarray(out.b), 0.5 - 0.1 * float(g.b))

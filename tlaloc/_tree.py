@@ -1,4 +1,5 @@
-"""Nested tuples, lists and dicts of leaves ("trees"): flatten and rebuild them.
+"""Nested tuples (named ones too), lists and dicts of leaves ("trees"): flatten and rebuild
+them.
 
 Used for the arguments and results of grad, vjp, jvp and jit. Dict keys are visited in
 sorted order, so equal structures flatten identically.
@@ -12,8 +13,8 @@ class Structure:
     __slots__ = ("kind", "meta", "children", "_hash")
 
     def __init__(self, kind, meta, children):
-        self.kind = kind          # "leaf", "tuple", "list", "dict", "none"
-        self.meta = meta          # dict keys (sorted tuple) or None
+        self.kind = kind          # "leaf", "tuple", "namedtuple", "list", "dict", "none"
+        self.meta = meta          # dict keys (sorted tuple), the named tuple's class, or None
         self.children = children  # tuple of Structure
         self._hash = hash((kind, meta, children))
 
@@ -33,6 +34,8 @@ class Structure:
         if self.kind == "dict":
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.meta, self.children))
             return "{" + inner + "}"
+        if self.kind == "namedtuple":
+            return f"{self.meta.__name__}({inner})"
         return f"({inner})" if self.kind == "tuple" else f"[{inner}]"
 
     @property
@@ -47,7 +50,8 @@ NONE = Structure("none", None, ())
 
 
 def flatten(tree, is_leaf=None):
-    """(leaves, structure). Everything that is not a tuple, list, dict or None is a leaf."""
+    """(leaves, structure). Everything that is not a tuple (named or not), list, dict or None
+    is a leaf."""
     leaves = []
     return leaves, _walk(tree, leaves, is_leaf)
 
@@ -60,8 +64,11 @@ def _walk(t, leaves, is_leaf):
         return LEAF
     if t is None:
         return NONE
-    if isinstance(t, tuple) and not hasattr(t, "_fields"):
-        return Structure("tuple", None, tuple(_walk(c, leaves, is_leaf) for c in t))
+    if isinstance(t, tuple):
+        children = tuple(_walk(c, leaves, is_leaf) for c in t)
+        if hasattr(t, "_fields"):   # a named tuple (EighResult, a user's parameter record)
+            return Structure("namedtuple", type(t), children)
+        return Structure("tuple", None, children)
     if isinstance(t, list):
         return Structure("list", None, tuple(_walk(c, leaves, is_leaf) for c in t))
     if isinstance(t, dict):
@@ -83,6 +90,8 @@ def _build(s, it):
     children = [_build(c, it) for c in s.children]
     if s.kind == "tuple":
         return tuple(children)
+    if s.kind == "namedtuple":
+        return s.meta(*children)
     if s.kind == "list":
         return children
     return dict(zip(s.meta, children))

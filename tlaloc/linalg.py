@@ -814,6 +814,44 @@ def _qr_jvp(primals, tangents, *, mode="reduced"):
     return QRResult(q, r), QRResult(dq, dr)
 
 
+def _eig_parts_jvp(a, t):
+    """w, v = eig(a) and the tangents (the classical formulas, as in JAX's eig rule, plus
+    the derivative of LAPACK's normalisation of each eigenvector: unit 2-norm, largest
+    component real). With V^-1 dA V = M: dw = diag(M), and before normalisation
+    dv = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal. Defined where the
+    eigenvalues are distinct."""
+    xp = _xp()
+    w, v = eig(a)
+    c = v.dtype
+    m = _solve_linear(v, xp.astype(t, c) @ v)
+    n = a.shape[-1]
+    eye = xp.eye(n, dtype=c, device=a.device)
+    f = 1 / (w[..., None, :] - w[..., :, None] + eye) - eye
+    du = v @ (f * m)
+    # unit norm: Re(v^H dv) = 0 in every column
+    du = du - v * xp.astype(xp.real(xp.sum(xp.conj(v) * du, axis=-2, keepdims=True)), c)
+    # phase: the largest component k stays real, so its imaginary part moves v by i*phi
+    k = xp.argmax(xp.abs(v), axis=-2, keepdims=True)
+    vk = xp.real(xp.take_along_axis(v, k, axis=-2))
+    duk = xp.take_along_axis(du, k, axis=-2)
+    dv = du - 1j * v * xp.astype(xp.imag(duk) / vk, c)
+    return (w, v), (diagonal(m), dv)
+
+
+def _eig_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    (w, v), (dw, dv) = _eig_parts_jvp(a, t)
+    return EigResult(w, v), EigResult(dw, dv)
+
+
+def _eigvals_jvp(primals, tangents):
+    xp = _xp()
+    (a,), (t,) = primals, tangents
+    w, v = eig(a)
+    m = _solve_linear(v, xp.astype(t, v.dtype) @ v)
+    return w, diagonal(m)
+
+
 def _solve_linear(a, t):
     """a^-1 t for a tangent t: the inverse is a (differentiable) function of the primal
     alone and the product is linear in t, so rules using it can be transposed and
@@ -828,6 +866,8 @@ det = _differentiable(_det_jvp)(det)
 slogdet = _differentiable(_slogdet_jvp)(slogdet)
 eigh = _differentiable(_eigh_jvp)(eigh)
 eigvalsh = _differentiable(_eigvalsh_jvp)(eigvalsh)
+eig = _differentiable(_eig_jvp)(eig)
+eigvals = _differentiable(_eigvals_jvp)(eigvals)
 svd = _differentiable(_svd_jvp)(svd)
 svdvals = _differentiable(_svdvals_jvp)(svdvals)
 qr = _differentiable(_qr_jvp)(qr)
