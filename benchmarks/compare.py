@@ -367,6 +367,41 @@ def prep_oneshot(L, lib, q):
     return run
 
 
+def prep_sklearn(L, lib, q):
+    """A scikit-learn pipeline (StandardScaler, PCA, LinearDiscriminantAnalysis) fitted on
+    600 x 8 blobs and scored, with array API dispatch on: library code that runs once per
+    call. New data (same shapes) in every repetition; tlaloc in its default tiered mode."""
+    if lib not in ("tlaloc", "numpy"):
+        return None
+    os.environ.setdefault("SCIPY_ARRAY_API", "1")
+    import sklearn
+    from sklearn.decomposition import PCA
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    convert = L.tlaloc.asarray if lib == "tlaloc" else np.asarray
+    counter = iter(range(1, 10**6))
+
+    def run():
+        rng = np.random.default_rng(next(counter))
+        centres = rng.normal(scale=2.0, size=(3, 8))
+        labels = rng.integers(0, 3, size=600)
+        X, y = convert(centres[labels] + rng.normal(size=(600, 8))), convert(labels)
+        model = make_pipeline(StandardScaler(), PCA(n_components=3), LinearDiscriminantAnalysis())
+        if lib == "tlaloc":
+            L.auto()
+        t = now()
+        with sklearn.config_context(array_api_dispatch=True):
+            model.fit(X[:400], y[:400])
+            float(model.score(X[400:], y[400:]))
+        elapsed = now() - t
+        if lib == "tlaloc":
+            L.compiled()
+        return elapsed
+    run()   # first-use costs (imports, scikit-learn's own caches)
+    return run
+
+
 WORKLOADS = [
     ("record", "recording / dispatch cost per op (200-op chain, 4 elements)", "per op",
      (7, 3), prep_record),
@@ -383,6 +418,7 @@ WORKLOADS = [
     ("matmul", "matmul 512 f32", "per call", (5, 2), prep_matmul(512)),
     ("matmul", "matmul 1024 f32", "per call", (5, 2), prep_matmul(1024)),
     ("grad", "grad of MLP loss (256x128 -> 256 -> 16)", "per call", (7, 3), prep_grad),
+    ("sklearn", "scikit-learn pipeline fit + score (600 x 8)", "per call", (7, 3), prep_sklearn),
 ]
 
 
