@@ -137,9 +137,13 @@ def main():
             print(f"adam step {i:4d}  loss {float(loss):.4f}")
     print(f"adam test accuracy {accuracy(params, x_test, y_test):.3f}")
 
-    # time per step: eager (recorded and fused per step), jit, jit with donation
+    # time per step, after a few warm-up steps (first-seen structures, compiles): eager
+    # (recorded and fused per step), jit, jit with donation
     n = 50
-    eager = time_steps(adam_step, init_params(rng, sizes), None or adam_init(init_params(rng, sizes)), batches, n)
+    p = init_params(rng, sizes)
+    time_steps(adam_step, p, adam_init(p), batches, 5)
+    xp.wait_for_compiles()
+    eager = time_steps(adam_step, p, adam_init(p), batches, n)
     p = init_params(rng, sizes)
     jit_plain = xp.jit(adam_step)
     time_steps(jit_plain, p, adam_init(p), batches, 3)

@@ -10,6 +10,8 @@ inside another trace, the call is inlined instead, so jit composes with grad bot
 """
 from __future__ import annotations
 
+import collections
+
 import functools
 import inspect
 import logging
@@ -111,11 +113,12 @@ class Jitted:
         except ConcretizationError:
             return self.fun(*args, **kwargs)   # called inside another trace: inline
         donated = self._donated_leaves(args, static_pos, len(leaves))
-        for i in donated:
-            node = leaves[i]._node if isinstance(leaves[i], Array) else None
-            if node is not None and sum(isinstance(x, Array) and x._node is node for x in leaves) > 1:
-                raise ValueError("jit: a donated argument is also passed as another argument; "
-                                 "its buffer cannot be both consumed and read")
+        if donated:
+            uses = collections.Counter(id(x._node) for x in arrays)
+            for i in donated:
+                if isinstance(leaves[i], Array) and uses[id(leaves[i]._node)] > 1:
+                    raise ValueError("jit: a donated argument is also passed as another "
+                                     "argument; its buffer cannot be both consumed and read")
         donated = tuple(i for i in donated if isinstance(leaves[i], Array))
         signature = (structure, tuple(_signature_of(x) for x in leaves),
                      tuple(_static_key(args[i]) for i in sorted(static_pos)),

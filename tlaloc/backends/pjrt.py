@@ -11,6 +11,7 @@ Tiers (config.execution, env TLALOC_EXECUTION):
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import math
 import threading
@@ -159,13 +160,17 @@ class PjrtBackend:
 
     def _execute(self, entry, leaves):
         buffers = [self._as_buffer(l) for l in leaves]
-        for i in entry.program.donated:
+        donated = entry.program.donated
+        if donated:
             # a donated buffer must be this input's alone (a shared scalar copy, or the same
             # array passed twice, would be consumed under the other's feet)
-            if any(b is buffers[i] for j, b in enumerate(buffers) if j != i) or \
-                    any(b is buffers[i] for b in self._scalars.values()):
-                buffers[i] = leaves[i].value = self.runtime.put(
-                    np.ascontiguousarray(to_host(buffers[i])))
+            uses = collections.Counter(map(id, buffers))
+            shared = {id(b) for b in self._scalars.values()}
+            for i in donated:
+                if uses[id(buffers[i])] > 1 or id(buffers[i]) in shared:
+                    uses[id(buffers[i])] -= 1
+                    buffers[i] = leaves[i].value = self.runtime.put(
+                        np.ascontiguousarray(to_host(buffers[i])))
         return self.runtime.execute(entry.executable, entry.handlers, buffers)
 
     @staticmethod
