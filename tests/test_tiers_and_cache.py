@@ -55,6 +55,69 @@ def test_large_programs_compile_at_once():
     assert info["compiles"] == 1 and info["interpreted"] == 0, info
 
 
+def _loop_without_reads(steps):
+    """Two independent chains growing by different depths per round (like a step counter
+    beside an optimizer's state), never read inside the loop."""
+    x = xp.asarray(np.linspace(0.0, 1.0, 8))
+    v = xp.zeros(8)
+    x_np, v_np = np.linspace(0.0, 1.0, 8), np.zeros(8)
+    for _ in range(steps):
+        v = v + 1.0
+        x = xp.sin(x) * 0.9 + 0.1
+        v_np = v_np + 1.0
+        x_np = np.sin(x_np) * 0.9 + 0.1
+    return (x, v), (x_np, v_np)
+
+
+def test_depth_bound_cuts_repeat_so_a_loop_without_reads_compiles_once():
+    """The depth bound computes every held pending array at the same place of the loop body
+    each time, so the programs between cuts repeat and reach the compiled tier."""
+    xp.config.update(execution="auto", compile_cache_dir="", max_pending=40)
+    _loop_without_reads(60)
+    xp.wait_for_compiles()
+    xp.reset_cache_info()
+    (x, v), (x_np, v_np) = _loop_without_reads(200)
+    xp.eval(x, v)
+    info = xp.cache_info()
+    assert info["hits"] >= 10 and info["misses"] <= 3, info   # the tail program may be new
+    np.testing.assert_allclose(np.asarray(x), x_np, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(v), v_np, rtol=1e-12)
+
+
+def test_depth_bound_keeps_no_array_alive_and_skips_unreadable_ones():
+    import gc
+    import weakref
+    xp.config.update(max_pending=16)
+    held = xp.asarray(np.ones(4)) * 2.0
+    ref = weakref.ref(held)
+    del held
+    gc.collect()
+    assert ref() is None
+    # a held array whose input was donated cannot be computed: a cut leaves it to its reader
+    x = xp.asarray(np.ones(4)) + 0.0
+    xp.eval(x)
+    stale = x * 3.0
+    xp.jit(lambda a: a + 1.0, donate_argnums=0)(x)
+    (y, _), (y_np, _) = _loop_without_reads(30)
+    np.testing.assert_allclose(np.asarray(y), y_np, rtol=1e-12)
+    with pytest.raises(xp.DonatedArrayError):
+        np.asarray(stale)
+
+
+def test_jit_traces_functions_deeper_than_the_bound():
+    xp.config.update(max_pending=64)
+
+    @xp.jit
+    def f(x):
+        for _ in range(300):
+            x = x * 1.001 + 0.01
+        return x
+    expected = np.ones(3)
+    for _ in range(300):
+        expected = expected * 1.001 + 0.01
+    np.testing.assert_allclose(np.asarray(f(xp.ones(3))), expected, rtol=1e-12)
+
+
 def test_config_rejects_unknown_modes():
     with pytest.raises(ValueError):
         xp.config.update(execution="sometimes")

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes as dt
+from . import _graph
 from ._graph import evaluate
 
 _API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
@@ -32,7 +33,9 @@ class Array:
         self._node = node
         self._names = None      # axis names (see tlaloc/named.py); None: no axis is named
         if node.owner is None and node.value is None:
-            node.owner = weakref.ref(self)   # a pending value the user can still reach
+            node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
+            if not _graph.TRACING:
+                _graph.note_pending_owner(ref)
         return self
 
     def _rebind(self, other: "Array", opname: str) -> "Array":
@@ -47,7 +50,9 @@ class Array:
         if other._names is not None:
             self._names = other._names
         if self._node.owner is None and self._node.value is None:
-            self._node.owner = weakref.ref(self)
+            self._node.owner = ref = weakref.ref(self)
+            if not _graph.TRACING:
+                _graph.note_pending_owner(ref)
         return self
 
     # ------------------------------------------------------------------ metadata

@@ -111,11 +111,53 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 ref = ref or weakref.ref(node)
                 consumers.append(ref)
     node.pending = depth + 1
-    # Bound the depth of pending graphs, so a loop that never looks at its values evaluates
-    # every `max_pending` steps instead of growing its graph (and memory) without limit.
-    if depth >= config.max_pending:
-        evaluate([node])
+    if depth >= config.max_pending >> 1 and not TRACING:
+        _bound_depth(node, depth)
     return node
+
+
+# ----------------------------------------------------------------------------- the depth bound
+#
+# A loop that never looks at its values would grow its pending graph (and memory) without
+# limit, so pending graphs are bounded in depth (config.max_pending). Where the cut falls
+# decides the programs: a cut at whatever operation reached the bound would fall at a
+# different place in each round of the loop, every program would be new, and the loop would
+# never reach a compiled one. So a cut computes *every* pending array the code still holds
+# (all chains restart together), and once a cut has happened, the next one is made past half
+# the bound at the first operation like the one that made the last cut (same primitive,
+# parameters and operand avals): the same place in the loop body, so every round between
+# two cuts records the same program.
+
+# > 0 while tlaloc.jit traces a function without values (nothing can be computed then).
+TRACING = 0
+
+_pending_owners = []     # weakrefs to the Arrays that show pending values, pruned as they go
+_prune_at = 1024
+_last_cut = None         # what the operation that made the last cut looked like
+
+
+def note_pending_owner(ref) -> None:
+    """Register the weakref to an Array that shows a pending value (the cuts compute it)."""
+    global _prune_at
+    _pending_owners.append(ref)
+    if len(_pending_owners) >= _prune_at:
+        _pending_owners[:] = [r for r in _pending_owners
+                              if (a := r()) is not None and a._node.value is None]
+        _prune_at = max(1024, 2 * len(_pending_owners))
+
+
+def _bound_depth(node, depth):
+    global _last_cut
+    looks = (node.prim, tuple(node.params.items()), tuple(n.aval for n in node.inputs))
+    if depth < config.max_pending and looks != _last_cut:
+        return
+    _last_cut = looks
+    held = [a._node for r in _pending_owners if (a := r()) is not None and a._node.value is None]
+    _pending_owners.clear()
+    try:
+        evaluate([node] + held)
+    except (ConcretizationError, DonatedArrayError):
+        evaluate([node])    # a held array that cannot be computed is left to its reader
 
 
 # ----------------------------------------------------------------------------- programs

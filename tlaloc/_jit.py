@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 
-from . import _tree
+from . import _graph, _tree
 from ._array import Array
 from ._config import config
 from ._devices import STATS, default_device
@@ -148,7 +148,14 @@ class Jitted:
 
     # ---------------------------------------------------------------- tracing
 
-    def _trace(self, args, kwargs, static_pos, leaves, structure, donated):
+    def _trace(self, *how):
+        _graph.TRACING += 1   # no values while tracing: the depth bound must not compute
+        try:
+            return self._trace_once(*how)
+        finally:
+            _graph.TRACING -= 1
+
+    def _trace_once(self, args, kwargs, static_pos, leaves, structure, donated):
         devices = {x.device for x in leaves if isinstance(x, Array)}
         if len(devices) > 1:
             raise ValueError(f"jit: arguments are on different devices: {sorted(map(str, devices))}")
