@@ -111,7 +111,8 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 ref = ref or weakref.ref(node)
                 consumers.append(ref)
     node.pending = depth + 1
-    if depth >= config.max_pending >> 1 and not TRACING:
+    if depth >= config.max_pending >> 1 and (prim is _last_cut_prim or depth >= config.max_pending) \
+            and not TRACING:
         _bound_depth(node, depth)
     return node
 
@@ -134,6 +135,7 @@ TRACING = 0
 _pending_owners = []     # weakrefs to the Arrays that show pending values, pruned as they go
 _prune_at = 1024
 _last_cut = None         # what the operation that made the last cut looked like
+_last_cut_prim = None    # its primitive (checked first, on every operation past half the bound)
 
 
 def note_pending_owner(ref) -> None:
@@ -147,11 +149,11 @@ def note_pending_owner(ref) -> None:
 
 
 def _bound_depth(node, depth):
-    global _last_cut
-    looks = (node.prim, tuple(node.params.items()), tuple(n.aval for n in node.inputs))
+    global _last_cut, _last_cut_prim
+    looks = (node.prim, node.params, [n.aval for n in node.inputs])
     if depth < config.max_pending and looks != _last_cut:
         return
-    _last_cut = looks
+    _last_cut, _last_cut_prim = looks, node.prim
     held = [a._node for r in _pending_owners if (a := r()) is not None and a._node.value is None]
     _pending_owners.clear()
     try:
