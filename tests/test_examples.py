@@ -31,3 +31,14 @@ def test_train_mlp_learns():
     accuracy = [float(l.split()[-1]) for l in lines if l.startswith("adam test accuracy")][0]
     assert accuracy > 0.8
     assert "time per Adam step" in out.stdout
+
+
+def test_quickstart_loop_reaches_the_compiled_program():
+    """The demonstration's claim: later rounds of its loop run one compiled executable."""
+    import ast
+    out = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = next(l for l in out.stdout.splitlines() if l.startswith("cache:"))
+    info = ast.literal_eval(line.split("cache:", 1)[1].strip())
+    assert info["hits"] >= 3 and info["compiles"] + info["disk_hits"] == 1, info
