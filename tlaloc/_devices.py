@@ -105,7 +105,7 @@ _default = (None, None)   # (config.default_device, its Device): resolved once p
 def default_device() -> Device:
     global _default
     spec, dev = _default
-    if spec != config.default_device or spec is None:
+    if spec != config.default_device:
         dev = device(config.default_device)
         _default = (config.default_device, dev)
     return dev

@@ -49,13 +49,6 @@ def scalar_node(value, dtype: dt.DType, device):
     return leaf(np.asarray(value, dtype=dtype.numpy), Aval((), dtype), device)
 
 
-def _scalar_like(value, node):
-    """The Python scalar `value` as a 0-d operand beside `node`, in node's dtype
-    (elementwise primitives take 0-d operands as they are)."""
-    d = node.aval.dtype
-    return leaf(np.asarray(value, dtype=d.numpy), Aval((), d), node.device)
-
-
 def constant(value, shape, dtype, device):
     """A value fixed by the program's structure (0 for a sum, 1 for a reciprocal)."""
     return bind(sh.constant, (), {"shape": tuple(shape), "dtype": dtype, "value": value}, device)
@@ -88,25 +81,6 @@ def broadcast_shapes(*shapes, name="broadcast_shapes"):
             else:
                 shown = " and ".join(str(tuple(t)) for t in shapes)
                 raise ValueError(f"{name}: shapes {shown} cannot be broadcast together")
-    return tuple(out)
-
-
-def _broadcast_pair(s, t):
-    """The broadcast shape of two shapes, or None where they do not broadcast (the general
-    path then raises with its message)."""
-    if len(s) != len(t):
-        if len(s) < len(t):
-            s = (1,) * (len(t) - len(s)) + s
-        else:
-            t = (1,) * (len(s) - len(t)) + t
-    out = []
-    for a, b in zip(s, t):
-        if a == b or b == 1:
-            out.append(a)
-        elif a == 1:
-            out.append(b)
-        else:
-            return None
     return tuple(out)
 
 
@@ -155,19 +129,18 @@ def operands(name, *args, dtype=None):
                 if na.aval.dtype is nb.aval.dtype and na.device is nb.device:
                     if na.aval.shape == nb.aval.shape:
                         return [na, nb], na.aval.dtype, na.aval.shape
-                    shape = _broadcast_pair(na.aval.shape, nb.aval.shape)
-                    if shape is not None:
-                        return ([broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)],
-                                na.aval.dtype, shape)
+                    shape = broadcast_shapes(na.aval.shape, nb.aval.shape, name=name)
+                    return ([broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)],
+                            na.aval.dtype, shape)
             elif type(b) is builtins.float or type(b) is builtins.int:
                 d = na.aval.dtype
                 if dt.scalar_dtype(b, d) is d:
-                    return [na, _scalar_like(b, na)], d, na.aval.shape
+                    return [na, scalar_node(b, d, na.device)], d, na.aval.shape
         elif type(b) is Array and (type(a) is builtins.float or type(a) is builtins.int):
             nb = b._node
             d = nb.aval.dtype
             if dt.scalar_dtype(a, d) is d:
-                return [_scalar_like(a, nb), nb], d, nb.aval.shape
+                return [scalar_node(a, d, nb.device), nb], d, nb.aval.shape
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
