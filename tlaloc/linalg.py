@@ -821,9 +821,8 @@ def _eig_parts_jvp(a, t):
     dv = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal. Defined where the
     eigenvalues are distinct."""
     xp = _xp()
-    w, v = eig(a)
+    w, v, m = _eig_rotated_tangent(a, t)
     c = v.dtype
-    m = _solve_linear(v, xp.astype(t, c) @ v)
     n = a.shape[-1]
     eye = xp.eye(n, dtype=c, device=a.device)
     f = 1 / (w[..., None, :] - w[..., :, None] + eye) - eye
@@ -844,11 +843,15 @@ def _eig_jvp(primals, tangents):
     return EigResult(w, v), EigResult(dw, dv)
 
 
-def _eigvals_jvp(primals, tangents):
-    xp = _xp()
-    (a,), (t,) = primals, tangents
+def _eig_rotated_tangent(a, t):
+    """w, v = eig(a) and M = V^-1 dA V (complex, whatever a's dtype)."""
     w, v = eig(a)
-    m = _solve_linear(v, xp.astype(t, v.dtype) @ v)
+    return w, v, _solve_linear(v, _xp().astype(t, v.dtype) @ v)
+
+
+def _eigvals_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    w, _, m = _eig_rotated_tangent(a, t)
     return w, diagonal(m)
 
 
