@@ -264,7 +264,7 @@ cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, rules=ad.elementwise_r
 
 def _trig_emit(which, hlo):
     def emit(ctx, x):
-        if fast_trig.applies(ctx, which):
+        if fast_trig.applies(ctx):
             return fast_trig.emit(ctx, x, which)
         return ctx.simple(hlo, x)
     return emit

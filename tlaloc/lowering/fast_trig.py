@@ -31,12 +31,13 @@ _SIN = (-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4)
 _COS = (4.166664568298827e-2, -1.388731625493765e-3, 2.443315711809948e-5)
 
 
-def applies(ctx, which) -> bool:
-    """Whether `which` ("sin" or "cos") of this equation takes the fast form."""
+def applies(ctx) -> bool:
+    """Whether this equation's sin or cos takes the form below (float32 arrays on the CPU)."""
     return ctx.platform == "cpu" and ctx.out_aval.dtype is dt.float32 and ctx.out_aval.shape != ()
 
 
 def emit(ctx, x, which):
+    """`which` ("sin" or "cos") of x: the polynomial form when max|x| <= LIMIT, else XLA's."""
     a = ctx.out_aval
     pred = _in_range(ctx, x, a)
     fast = _region(ctx, a, lambda: _polynomial(ctx, x, a, which))
