@@ -26,6 +26,11 @@ def const(like, value):
                 like.device)
 
 
+def scalar(value, dtype, device):
+    """A 0-d constant (elementwise primitives take it beside operands of any shape)."""
+    return bind(sh.constant, (), {"shape": (), "dtype": dtype, "value": value}, device)
+
+
 def zeros(like):
     return const(like, 0)
 

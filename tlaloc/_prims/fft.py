@@ -98,7 +98,7 @@ def _vjp(ct, x, *, out, fft_type, fft_length):
     nd = len(ct.aval.shape)
     if fft_type == "RFFT":
         missing = fft_length[-1] - ct.aval.shape[-1]
-        zero = bind(sh.constant, (), {"shape": (), "dtype": ct.aval.dtype, "value": 0}, ct.device)
+        zero = ad.scalar(0, ct.aval.dtype, ct.device)
         full = ad.p(sh.pad, ct, zero, low=(0,) * nd, high=(0,) * (nd - 1) + (missing,),
                     interior=(0,) * nd)
         back = ad.p(fft, full, fft_type="IFFT", fft_length=fft_length)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.stablehlo import tensor_type
-from .._graph import bind
 from . import ad
 from . import elementwise as ew
 from . import shape as sh
@@ -188,16 +187,12 @@ def _in_bounds(x, idx, updates, axes):
         column = ad.p(sh.slice, idx, start=(0,) * nb + (k,), limit=batch + (k + 1,),
                       strides=(1,) * (nb + 1))
         c = ad.reshape(column, batch)
-        inside = ad.compare(c, _scalar(x.aval.shape[a], c), "LT")
+        inside = ad.compare(c, ad.scalar(x.aval.shape[a], c.aval.dtype, c.device), "LT")
         if c.aval.dtype.kind == "i":
-            inside = ad.p(ew.bitwise_and, inside, ad.compare(c, _scalar(0, c), "GE"))
+            inside = ad.p(ew.bitwise_and, inside,
+                          ad.compare(c, ad.scalar(0, c.aval.dtype, c.device), "GE"))
         ok = inside if ok is None else ad.p(ew.bitwise_and, ok, inside)
     return ad.broadcast(ok, updates.aval.shape, range(nb))
-
-
-def _scalar(value, like):
-    return bind(sh.constant, (), {"shape": (), "dtype": like.aval.dtype, "value": value},
-                like.device)
 
 
 def _at_updates(node, x, idx, updates, axes):

@@ -224,7 +224,7 @@ def _source_coordinates(x, out, axis):
     element of x it equals, shape x.shape + (ndim,): along `axis` the last position j <= i
     where x_j == out_j (a new extremum or a tie), elsewhere the element's own."""
     shape = x.aval.shape
-    zero = bind(sh.constant, (), {"shape": (), "dtype": dt.int64, "value": 0}, x.device)
+    zero = ad.scalar(0, dt.int64, x.device)
     columns = []
     for d in range(len(shape)):
         pos = bind(sh.iota, (), {"shape": shape, "dtype": dt.int64, "dim": d}, x.device)
