@@ -126,11 +126,17 @@ class Array:
 
     # ------------------------------------------------------------------ evaluation triggers
 
+    def _host(self) -> np.ndarray:
+        """The value as a host array (computes it if pending), for reading inside tlaloc."""
+        node = self._node
+        if node.value is None or type(node.value) is not np.ndarray:
+            evaluate([node])
+            return node.device.backend.to_numpy(node.value)
+        return node.value
+
     def _numpy(self) -> np.ndarray:
         """The value as a read-only host array (computes it if pending)."""
-        node = self._node
-        evaluate([node])
-        host = node.device.backend.to_numpy(node.value)
+        host = self._host()
         if host.flags.writeable:
             # the interpreter's values are plain NumPy arrays: hand out a read-only view, so
             # np.asarray(x, copy=False) or from_dlpack(copy=False) cannot change this value
@@ -150,7 +156,7 @@ class Array:
         if self.size != 1:
             raise TypeError(f"only single-element arrays convert to Python {kind}, "
                             f"got shape {self.shape}")
-        return self._numpy().reshape(()).item()
+        return self._host().item()
 
     def __bool__(self) -> builtins.bool:
         if self.size != 1:

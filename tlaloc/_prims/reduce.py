@@ -110,10 +110,12 @@ _REDUCE_RULES = {
 }
 
 
-reduce_sum = _reduction("sum", lambda x, axis: np.sum(x, axis=axis, dtype=x.dtype), "uifc")
-reduce_prod = _reduction("prod", lambda x, axis: np.prod(x, axis=axis, dtype=x.dtype), "uifc")
-reduce_max = _reduction("max", lambda x, axis: np.max(x, axis=axis, initial=_identity("max", dt.from_numpy(x.dtype))), "buif")
-reduce_min = _reduction("min", lambda x, axis: np.min(x, axis=axis, initial=_identity("min", dt.from_numpy(x.dtype))), "buif")
+# The ufuncs' reduce methods, not np.sum & co: those wrap them in Python that costs more than
+# the reduction itself on the small arrays the interpreter tier runs.
+reduce_sum = _reduction("sum", lambda x, axis: np.add.reduce(x, axis=axis, dtype=x.dtype), "uifc")
+reduce_prod = _reduction("prod", lambda x, axis: np.multiply.reduce(x, axis=axis, dtype=x.dtype), "uifc")
+reduce_max = _reduction("max", lambda x, axis: np.maximum.reduce(x, axis=axis, initial=_identity("max", dt.from_numpy(x.dtype))), "buif")
+reduce_min = _reduction("min", lambda x, axis: np.minimum.reduce(x, axis=axis, initial=_identity("min", dt.from_numpy(x.dtype))), "buif")
 
 
 # dot_general: contract lhs dims with rhs dims, batch over paired dims.
@@ -146,7 +148,10 @@ def _dot_emit(ctx, lhs, rhs, *, contract, batch):
 
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
-    if not lb:   # no batch dimensions: tensordot is BLAS without the 3-d reshaping
+    if not lb:
+        if lc == (lhs.ndim - 1,) and rc == (0,) and lhs.ndim <= 2 and rhs.ndim <= 2:
+            return np.matmul(lhs, rhs) if lhs.ndim == 2 and rhs.ndim == 2 else np.dot(lhs, rhs)
+        # tensordot is BLAS without the 3-d reshaping
         return np.tensordot(lhs, rhs, axes=(list(lc), list(rc)))
     lf, rf = _dot_free(lhs.shape, lc, lb), _dot_free(rhs.shape, rc, rb)
     bshape = [lhs.shape[i] for i in lb]
