@@ -85,6 +85,28 @@ def test_jit_of_grad_and_grad_of_jit(tier):
     np.testing.assert_allclose(np.asarray(xp.grad(xp.jit(loss))(w, x)), expected, rtol=1e-12)
 
 
+def test_cached_signature_still_inlines_under_grad_and_other_traces():
+    """Calls with array leaves only take a shorter cache lookup once traced; grad and an
+    enclosing jit must still see through them."""
+    calls = []
+
+    @xp.jit
+    def loss(w, x):
+        calls.append(1)
+        return xp.sum(xp.tanh(x * w) ** 2)
+
+    w, x = xp.asarray([0.5, -1.0]), xp.asarray([2.0, 3.0])
+    value = float(loss(w, x))
+    assert float(loss(w, x)) == value and len(calls) == 1
+    expected = 2 * np.tanh([1.0, -3.0]) * (1 - np.tanh([1.0, -3.0]) ** 2) * [2.0, 3.0]
+    np.testing.assert_allclose(np.asarray(xp.grad(loss)(w, x)), expected, rtol=1e-12)
+    outer = xp.jit(lambda w, x: loss(w, x) * 2.0)
+    np.testing.assert_allclose(float(outer(w, x)), 2 * value, rtol=1e-12)
+    shifted = xp.asarray([1.5, 0.0])
+    np.testing.assert_allclose(float(loss(shifted, x)), np.sum(np.tanh([3.0, 0.0]) ** 2))
+    assert len(calls) == 3     # the first call, and the inlined calls under grad and jit
+
+
 def test_nested_structures_and_passthrough():
     @xp.jit
     def f(params, x):

@@ -88,6 +88,7 @@ class Jitted:
         self.static_argnames = _as_tuple(static_argnames)
         self.donate_argnums = _as_tuple(donate_argnums)
         self._cache = {}
+        self._by_arrays = {}     # the same traces, keyed for calls with array leaves only
         self._last_signature = None
         try:
             self._param_names = list(inspect.signature(fun).parameters)
@@ -100,26 +101,50 @@ class Jitted:
     # ---------------------------------------------------------------- calling
 
     def __call__(self, *args, **kwargs):
+        if kwargs or self.static_argnums:
+            return self._call(args, kwargs)[0]
+        # The common call (arrays in nested tuples, lists, dicts) is keyed by its structure
+        # and the arrays' avals, devices and names only: the general signature costs more
+        # than running a small program.
+        leaves, structure = _tree.flatten(args)
+        key = [structure]
+        for x in leaves:
+            if type(x) is not Array:
+                return self._call(args, kwargs)[0]
+            key.append((x._node.aval, x._node.device, x._names))
+        key = tuple(key)
+        found = self._by_arrays.get(key)
+        if found is None or is_tracing():
+            result, traced, donated = self._call(args, kwargs)
+            if traced is not None:
+                self._by_arrays[key] = (traced, donated)
+            return result
+        try:
+            evaluate([x._node for x in leaves])
+        except ConcretizationError:
+            return self.fun(*args)   # called inside another trace: inline
+        traced, donated = found
+        if donated:
+            self._check_donation(leaves, donated)
+        return self._run(traced, leaves, donated, None)
+
+    def _call(self, args, kwargs):
+        """The general call: (result, the trace it ran or None when inlined, donated leaves)."""
         static_pos = {i % len(args) if args else i for i in self.static_argnums if -len(args) <= i < len(args)}
         dynamic = [a for i, a in enumerate(args) if i not in static_pos]
         static_kw = {k: v for k, v in kwargs.items() if k in self.static_argnames}
         dynamic_kw = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
         leaves, structure = _tree.flatten((dynamic, dynamic_kw))
         if is_tracing():
-            return self.fun(*args, **kwargs)   # derivatives are being recorded: inline
-        arrays = [x for x in leaves if isinstance(x, Array)]
+            return self.fun(*args, **kwargs), None, ()   # derivatives are being recorded: inline
         try:
-            evaluate([a._node for a in arrays])
+            evaluate([x._node for x in leaves if isinstance(x, Array)])
         except ConcretizationError:
-            return self.fun(*args, **kwargs)   # called inside another trace: inline
+            return self.fun(*args, **kwargs), None, ()   # called inside another trace: inline
         donated = self._donated_leaves(args, static_pos, len(leaves))
-        if donated:
-            uses = collections.Counter(id(x._node) for x in arrays)
-            for i in donated:
-                if isinstance(leaves[i], Array) and uses[id(leaves[i]._node)] > 1:
-                    raise ValueError("jit: a donated argument is also passed as another "
-                                     "argument; its buffer cannot be both consumed and read")
         donated = tuple(i for i in donated if isinstance(leaves[i], Array))
+        if donated:
+            self._check_donation(leaves, donated)
         signature = (structure, tuple(_signature_of(x) for x in leaves),
                      tuple(_static_key(args[i]) for i in sorted(static_pos)),
                      tuple(sorted((k, _static_key(v)) for k, v in static_kw.items())), donated)
@@ -130,7 +155,15 @@ class Jitted:
             self._cache[signature] = traced
             cause = _difference(self._last_signature, signature, self._param_names)
             self._last_signature = signature
-        return self._run(traced, leaves, donated, cause)
+        return self._run(traced, leaves, donated, cause), traced, donated
+
+    @staticmethod
+    def _check_donation(leaves, donated):
+        uses = collections.Counter(id(x._node) for x in leaves if isinstance(x, Array))
+        for i in donated:
+            if uses[id(leaves[i]._node)] > 1:
+                raise ValueError("jit: a donated argument is also passed as another "
+                                 "argument; its buffer cannot be both consumed and read")
 
     def _donated_leaves(self, args, static_pos, n_leaves):
         if not self.donate_argnums:
