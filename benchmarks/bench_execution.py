@@ -3,6 +3,8 @@ during setup (warm-up), so the timings are record + dispatch + run of a cached e
 Inputs already live on the device. `block` waits for the value (`tlaloc.eval` does)."""
 from __future__ import annotations
 
+import functools
+
 import tlaloc as xp
 
 from ._base import Configured
@@ -27,6 +29,21 @@ class SmallProgram(Configured):
 
     def time_small_program(self, variant):
         block(self.fn(xp, self.x, self.w))
+
+
+class SmallJitted(Configured):
+    """The same small program through tlaloc.jit: the dispatch cost of a captured call."""
+
+    def setup(self):
+        self.configure()
+        self.x = cached_device_array((4,), 1)
+        self.w = cached_device_array((4,), 2)
+        self.fn = xp.jit(functools.partial(small3, xp))
+        for _ in range(3):
+            block(self.fn(self.x, self.w))
+
+    def time_small_jitted(self):
+        block(self.fn(self.x, self.w))
 
 
 class FusedChain(Configured):
