@@ -46,6 +46,7 @@ from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
 from .autodiff.source import grad_source
 from ._jit import compile_log, jit
+from ._export import Exported, deserialize, export
 
 __array_api_version__ = "2025.12"
 __version__ = "0.1.0"

@@ -165,6 +165,55 @@ def ensure_lapack() -> None:
         _lapack_ready = True
 
 
+# ----------------------------------------------------------------------------- portable artifacts
+
+class ArtifactError(ValueError):
+    """Bytes that are not a StableHLO portable artifact this jaxlib can read."""
+
+
+def portable_artifact(text: str) -> tuple:
+    """(VHLO bytecode, target version) of a StableHLO module given as text. The oldest
+    version that can express the program is the target, so that older jaxlibs (whose
+    StableHLO reads versions up to their own) can load it; newer ones always can."""
+    from jaxlib.mlir.dialects import stablehlo
+    versions = (stablehlo.get_minimum_version(), stablehlo.get_current_version())
+    for version in versions:
+        try:
+            return bytes(stablehlo.serialize_portable_artifact_str(text, version)), version
+        except Exception:   # jaxlib raises several types here; the newest version is tried last
+            if version == versions[-1]:
+                raise
+    raise AssertionError("unreachable")
+
+
+def artifact_text(blob: bytes) -> str:
+    """The StableHLO text of a portable artifact (ArtifactError if it is not one)."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import chlo, stablehlo
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    context = ir.Context()
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)   # func and the upstream dialects
+    context.append_dialect_registry(registry)
+    context.load_all_available_dialects()
+    stablehlo.register_dialect(context)
+    chlo.register_dialect(context)
+    diagnostics = []
+
+    def collect(diagnostic):   # into the error message, instead of MLIR's print to stderr
+        diagnostics.append(str(diagnostic))
+        return True
+
+    context.attach_diagnostic_handler(collect)
+    try:
+        with context, ir.Location.unknown():
+            return str(stablehlo.deserialize_portable_artifact(context, blob))
+    except Exception as e:   # MLIRError, ValueError, ... for bytes that are no artifact
+        detail = "; ".join(diagnostics) or str(e)
+        raise ArtifactError(f"not a StableHLO portable artifact this jaxlib ({VERSION}) can "
+                            f"read: {detail}") from None
+
+
 # ----------------------------------------------------------------------------- plugins
 
 _KNOWN_PLUGINS = {  # jax_plugins module -> (tlaloc platform, PJRT platform name, library file)

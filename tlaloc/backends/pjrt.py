@@ -193,8 +193,9 @@ class PjrtBackend:
             if entry.program is None:
                 entry.program = plan.program()
             start = time.perf_counter()
-            text = lower_program(entry.program)
-            if self.platform == "cpu" and '"lapack_' in text:
+            # an exported program arrives lowered (tlaloc/_export.py)
+            text = getattr(entry.program, "text", None) or lower_program(entry.program)
+            if self.platform == "cpu" and "lapack_" in text:
                 _jaxlib.ensure_lapack()  # LAPACK custom calls: register before compile or load
             executable = self._disk.load(text, self.runtime)
             if executable is None:
