@@ -327,7 +327,11 @@ def _trace(fun, args):
     if traced.plan is None:
         raise ValueError("tlaloc.export: the function computes no array; there is no program "
                          "to export")
-    text = lower_program(traced.plan.program())
+    program = traced.plan.program()
+    # The plan also returns pending intermediates that the caller's code still holds (a
+    # captured array not yet computed): an exported program returns its results only.
+    program.outputs = program.outputs[:len(traced.out_avals)]
+    text = lower_program(program)
     artifact, version = _jaxlib().portable_artifact(text)
     consts, inputs = [], []
     for kind, what in traced.leaf_sources:
