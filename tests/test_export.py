@@ -67,6 +67,10 @@ def test_structures_constants_and_captured_arrays():
     np.testing.assert_allclose(float(out["total"]), float(want["total"]), rtol=1e-12)
     assert out["x"] is x2 and out["flag"] == 7 and out["none"] is None
     np.testing.assert_array_equal(np.asarray(out["scale"]), [1.0, 2.0, 3.0])
+    xp.jit(lambda a: a * 2.0, donate_argnums=0)(out["scale"])   # consumes that result's buffer
+    again = g.call(params2, x2, 7)                              # ... not the program's input
+    np.testing.assert_allclose(np.asarray(again["h"]), np.asarray(want["h"]), rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(again["scale"]), [1.0, 2.0, 3.0])
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "complex128", "uint8", "int8"])

@@ -160,8 +160,9 @@ class Exported:
                 out._names = names[0]
             elif kind == "arg":
                 out = leaves[what]
-            elif kind == "const":
-                out = Array._from_node(plan.consts[what])
+            elif kind == "const":   # a new leaf per call: the program's own inputs stay private
+                value = self._consts[what]
+                out = Array._from_node(leaf(value, Aval(value.shape, dt.from_numpy(value.dtype)), device))
             else:
                 out = what
             results.append(out)
