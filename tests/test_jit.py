@@ -107,6 +107,25 @@ def test_cached_signature_still_inlines_under_grad_and_other_traces():
     assert len(calls) == 3     # the first call, and the inlined calls under grad and jit
 
 
+def test_captured_pending_arrays_are_computed_once():
+    """A pending array read from outside the function becomes a program input, computed at
+    trace time; the program returns the results only, and constants made inside stay in it."""
+    weights = xp.asarray(np.ones((3, 3))) * 0.5       # pending when the function is traced
+
+    def f(x):
+        return x @ weights + xp.ones(3) * 2.0
+
+    jitted = xp.jit(f)
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(jitted(x)), np.arange(6.0).reshape(2, 3) @ np.full((3, 3), 0.5) + 2.0)
+    assert weights._node.value is not None
+    traced = next(iter(jitted._cache.values()))
+    program = traced.plan.program()
+    assert len(program.outputs) == 1
+    assert [a.shape for a in program.in_avals if a.shape == (3,)] == []   # ones(3) * 2 is fused
+    np.testing.assert_allclose(np.asarray(jitted(x + 1.0)), (np.arange(6.0).reshape(2, 3) + 1) @ np.full((3, 3), 0.5) + 2.0)
+
+
 def test_nested_structures_and_passthrough():
     @xp.jit
     def f(params, x):

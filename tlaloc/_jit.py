@@ -217,6 +217,9 @@ class Jitted:
         for node in out_nodes:
             if node.device != device:
                 raise ValueError("jit: outputs must stay on the arguments' device")
+        captured = _captured_pending(out_nodes, placeholders)
+        if captured:
+            evaluate(captured)
         plan = _Plan(out_nodes, device) if out_nodes else None
         sources = []
         if plan is not None:
@@ -269,6 +272,38 @@ class Jitted:
             else:
                 result.append(what)
         return _tree.unflatten(traced.out_structure, result)
+
+
+def _captured_pending(out_nodes, placeholders):
+    """Pending arrays the traced function read from outside (their owner, an Array made before
+    the call, is still alive) and that depend on no argument. They are computed once, now,
+    and enter the program as inputs; left pending, every call would compute them again
+    (and return them, as a plan returns the pending values the code still holds).
+    Constants the function made itself (their Arrays are gone) stay in the program."""
+    depends = {}
+    stack = list(out_nodes)
+    while stack:
+        node = stack[-1]
+        if node in depends:
+            stack.pop()
+            continue
+        if node in placeholders or (node.value is None and node.prim is None and not node.inputs):
+            depends[node] = True    # an argument (or a value traced by another call)
+            stack.pop()
+            continue
+        if node.value is not None:
+            depends[node] = False
+            stack.pop()
+            continue
+        todo = [i for i in node.inputs if i not in depends]
+        if todo:
+            stack += todo
+            continue
+        depends[node] = any(depends[i] for i in node.inputs)
+        stack.pop()
+    return [n for n, d in depends.items()
+            if not d and n.value is None and n.prim is not None
+            and n.owner is not None and n.owner() is not None]
 
 
 def _static_key(value):
