@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
+import tlaloc.special as special
 from tlaloc import _export as export_module
 
 
@@ -98,6 +99,27 @@ def test_named_tuple_results_and_lapack():
     assert type(res).__name__ == "EighResult" and res._fields == ("eigenvalues", "eigenvectors")
     np.testing.assert_allclose(np.asarray(res.eigenvalues), np.linalg.eigvalsh(x), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(inv), np.linalg.inv(x), rtol=1e-12)
+
+
+def test_every_kind_of_operation_exports():
+    """Sorting, scans, gathers and scatters, FFT, LAPACK, and the CHLO ops (special functions,
+    inverse hyperbolics, nextafter) that the artifact carries as StableHLO composites."""
+    rng = np.random.default_rng(0)
+    a = xp.asarray(rng.standard_normal((6, 8)).astype(np.float32))
+    idx = xp.asarray(np.array([3, 0, 5]))
+
+    def f(x, i):
+        y = xp.zeros_like(x)
+        y[i] = x[i] * 2
+        return (xp.sort(x, axis=1), xp.cumulative_sum(x, axis=0), xp.take(x, i, axis=0),
+                xp.abs(xp.fft.rfft(x, axis=1)), special.erf(x), xp.asinh(x), y,
+                xp.argmax(x, axis=1), xp.linalg.svdvals(x), xp.nextafter(x, x + 1))
+
+    g = roundtrip(f, a, idx)
+    b = xp.asarray(rng.standard_normal((6, 8)).astype(np.float32))
+    for got, want in zip(g.call(b, idx), f(b, idx)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
 
 
 def test_axis_names_are_part_of_the_signature():

@@ -172,14 +172,20 @@ class ArtifactError(ValueError):
 
 
 def portable_artifact(text: str) -> tuple:
-    """(VHLO bytecode, target version) of a StableHLO module given as text. The oldest
+    """(VHLO bytecode, target version) of a StableHLO module given as text. CHLO ops become
+    `stablehlo.composite` ops with their decompositions (VHLO has no CHLO). The oldest
     version that can express the program is the target, so that older jaxlibs (whose
     StableHLO reads versions up to their own) can load it; newer ones always can."""
     from jaxlib.mlir.dialects import stablehlo
-    versions = (stablehlo.get_minimum_version(), stablehlo.get_current_version())
+    versions = [str(stablehlo.get_minimum_version()), str(stablehlo.get_current_version())]
+    try:   # composites (the legalized CHLO ops) need a newer version than the minimum
+        versions.insert(1, str(stablehlo.get_version_from_compatibility_requirement(
+            stablehlo.StablehloCompatibilityRequirement.WEEK_12)))
+    except AttributeError:   # pragma: no cover (a jaxlib without compatibility requirements)
+        pass
     for version in versions:
         try:
-            return bytes(stablehlo.serialize_portable_artifact_str(text, version)), version
+            return bytes(_jax.mlir.serialize_portable_artifact(text, version)), version
         except Exception:   # jaxlib raises several types here; the newest version is tried last
             if version == versions[-1]:
                 raise
