@@ -11,6 +11,8 @@ computed nodes keep their values and drop their inputs, which frees the intermed
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import weakref
 from typing import NamedTuple
 
@@ -56,11 +58,19 @@ class _Donated:
 DONATED = _Donated()
 
 
+# Nodes are numbered as they are made, so a node's number is above its inputs': sorting
+# pending nodes by number puts them in recording order, which is topological and the same
+# for the same code (the plan's canonical order).
+_numbering = itertools.count().__next__
+_NUMBER = operator.attrgetter("number")
+
+
 class Node:
     __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "consumers",
-                 "owner", "__weakref__")
+                 "owner", "number", "__weakref__")
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
+        self.number = _numbering()
         self.prim = prim          # None for a leaf
         self.inputs = inputs      # tuple of Node; a leaf without value may hold a transfer source
         self.params = params      # dict of static parameters (hashable values)
@@ -192,33 +202,39 @@ class _Plan:
     __slots__ = ("leaves", "nodes", "outputs", "key")
 
     def __init__(self, targets, device):
-        index = {}         # Node -> ~i for leaf i, i for node i
-        leaves, nodes = [], []
-        # Depth-first, inputs in order, each node after its inputs (post-order): a node stays
-        # on the stack until none of its inputs is new.
-        for t in targets:
-            stack = [t]
-            while stack:
-                node = stack[-1]
-                if node in index:
-                    stack.pop()
-                elif node.value is not None or node.prim is None:
-                    index[node] = ~len(leaves)
-                    leaves.append(node)
-                    stack.pop()
-                else:
-                    new = [i for i in node.inputs if i not in index]
-                    if new:
-                        new.reverse()
-                        stack += new
-                    else:
-                        index[node] = len(nodes)
-                        nodes.append(node)
-                        stack.pop()
+        # The pending nodes behind the targets, in recording order (node numbers); leaves in
+        # the order of their first use. Both depend only on the code that recorded them.
+        nodes = []
+        seen = set()
+        stack = list(targets)
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                if node.value is None and node.prim is not None:
+                    nodes.append(node)
+                    stack += node.inputs
+        nodes.sort(key=_NUMBER)
+        index = {n: i for i, n in enumerate(nodes)}   # Node -> i for node i, ~j for leaf j
+        leaves = []
+        eq_keys = []
+        for n in nodes:
+            slots = []
+            for x in n.inputs:
+                k = index.get(x)
+                if k is None:
+                    k = index[x] = ~len(leaves)
+                    leaves.append(x)
+                slots.append(k)
+            eq_keys.append((n.prim, tuple(n.params.items()), tuple(slots)))
         outputs = []
         for t in targets:
-            if t.value is None and index[t] not in outputs:
-                outputs.append(index[t])
+            k = index.get(t)
+            if k is None:                    # a leaf target (a transfer to make, say)
+                index[t] = ~len(leaves)
+                leaves.append(t)
+            elif k >= 0 and k not in outputs:
+                outputs.append(k)
         # Pending intermediates that will be needed again are returned too, so whatever
         # evaluates next (the next step of a loop, the backward pass) finds their values
         # instead of computing them again: those other operations already consume, and
@@ -235,13 +251,11 @@ class _Plan:
             if (owner is not None and owner() is not None) or _consumed_elsewhere(node, index):
                 outputs.append(i)
         n_in = len(leaves)
-        # the key names operands by their index among the leaves (~i) or the nodes (i)
-        eq_keys = tuple([(n.prim, tuple(n.params.items()), tuple([index[i] for i in n.inputs]))
-                         for n in nodes])
         self.leaves = leaves
         self.nodes = nodes
-        self.outputs = [s + n_in if s >= 0 else ~s for s in outputs]
-        self.key = (device, tuple([l.aval for l in leaves]), eq_keys, tuple(self.outputs))
+        self.outputs = [s + n_in for s in outputs]
+        # the key names operands by their index among the leaves (~j) or the nodes (i)
+        self.key = (device, tuple([l.aval for l in leaves]), tuple(eq_keys), tuple(self.outputs))
 
     def equations(self):
         """(prim, params, input slots, aval) of every node, in order: inputs are slots
