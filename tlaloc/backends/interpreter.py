@@ -14,8 +14,9 @@ def interpret(eqns, outputs, inputs):
     plan's (which the PJRT device's first tier runs without building a Program)."""
     env = list(inputs)
     ndarray = np.ndarray
+    dying = _last_uses(eqns, outputs)
     with np.errstate(all="ignore"):   # StableHLO semantics: inf and nan, never warnings
-        for prim, params, slots, want in eqns:
+        for i, (prim, params, slots, want) in enumerate(eqns):
             if len(slots) == 1:
                 out = prim.impl(env[slots[0]], **params)
             else:
@@ -24,7 +25,27 @@ def interpret(eqns, outputs, inputs):
                     or out.shape != want.shape:
                 out = _checked(out, prim, want)
             env.append(out)
+            dead = dying.get(i)
+            if dead is not None:
+                for s in dead:
+                    env[s] = None
     return [env[s] for s in outputs]
+
+
+def _last_uses(eqns, outputs) -> dict:
+    """{equation index: the slots no later equation reads} (outputs excepted). Dropping
+    them as the program runs frees each intermediate after its last use, as NumPy code
+    that chains operations does, so memory is reused instead of freshly mapped."""
+    last = {}
+    for i, eqn in enumerate(eqns):
+        for s in eqn[2]:
+            last[s] = i
+    for s in outputs:
+        last.pop(s, None)
+    dying = {}
+    for s, i in last.items():
+        dying.setdefault(i, []).append(s)
+    return dying
 
 
 def _checked(out, prim, want):
