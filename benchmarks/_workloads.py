@@ -219,16 +219,17 @@ def one_shot_steps(k):
     return steps
 
 
-def one_shot_shape(k, rep):
-    """A small shape (at most 8 x (464 + rep)): program k gets a new shape in every
-    repetition, so tlaloc never finds it in its caches (nor jax.jit in its). Programs
-    k >= ONE_SHOT_PROGRAMS are spares, for warming up."""
-    rows = (1, 2, 4, 8)[k % 4]
+def one_shot_shape(k, rep, scale=1):
+    """A small shape (at most 8 x (464 + rep), ~1,000 elements on average; `scale` multiplies
+    the rows): program k gets a new shape in every repetition, so tlaloc never finds it in
+    its caches (nor jax.jit in its). Programs k >= ONE_SHOT_PROGRAMS are spares, for warming
+    up."""
+    rows = (1, 2, 4, 8)[k % 4] * scale
     return rows, 64 + 4 * k + rep
 
 
-def one_shot_inputs(k, rep):
-    shape = one_shot_shape(k, rep)
+def one_shot_inputs(k, rep, scale=1):
+    shape = one_shot_shape(k, rep, scale)
     rng = np.random.default_rng(k)
     a = rng.standard_normal(shape, dtype=np.float32)
     b = rng.standard_normal(shape, dtype=np.float32)

@@ -14,22 +14,26 @@ _fresh_rep = itertools.count(1)
 
 
 class OneShot(Configured):
+    """`scale` multiplies the arrays' rows: ~1,000, ~8,000 and ~64,000 elements on average."""
     settings = {"execution": "auto"}
+    params = [1, 8, 64]
+    param_names = ["scale"]
     number = 1
     repeat = (1, 10, 20.0)
     warmup_time = 0.0
 
-    def setup(self):
+    def setup(self, scale):
         self.configure()
         xp.wait_for_compiles()
         rep = next(_fresh_rep)
-        self.work = [(one_shot_steps(k), *one_shot_inputs(k, rep)) for k in range(ONE_SHOT_PROGRAMS)]
+        self.work = [(one_shot_steps(k), *one_shot_inputs(k, rep, scale))
+                     for k in range(ONE_SHOT_PROGRAMS)]
         # First-use costs (the PJRT client, first code paths) are not one-shot costs: run two
         # programs with shapes of their own first.
         for k in range(ONE_SHOT_PROGRAMS, ONE_SHOT_PROGRAMS + 2):
-            steps, (a, b) = one_shot_steps(k), one_shot_inputs(k, rep)
+            steps, (a, b) = one_shot_steps(k), one_shot_inputs(k, rep, scale)
             float(one_shot_program(xp, steps, xp.asarray(a), xp.asarray(b)))
 
-    def time_one_shot_100(self):
+    def time_one_shot_100(self, scale):
         for steps, a, b in self.work:
             float(one_shot_program(xp, steps, xp.asarray(a), xp.asarray(b)))

@@ -318,9 +318,14 @@ def prep_grad(L, lib, q):
     return _per(calls, fn)
 
 
-def prep_oneshot(L, lib, q):
+def prep_oneshot(scale):
+    return functools.partial(_prep_oneshot, scale=scale)
+
+
+def _prep_oneshot(L, lib, q, scale):
     """100 different small computations, each run once: from NumPy inputs to a float.
-    Every repetition uses shapes never seen before (so no cache helps)."""
+    Every repetition uses shapes never seen before (so no cache helps). `scale` multiplies
+    the arrays' rows."""
     if lib == "tlaloc.jit":
         return None
     programs = [wl.one_shot_steps(k) for k in range(wl.ONE_SHOT_PROGRAMS)]
@@ -342,7 +347,7 @@ def prep_oneshot(L, lib, q):
 
     def run():
         rep = next(counter)
-        inputs = [wl.one_shot_inputs(k, rep) for k in range(len(programs))]
+        inputs = [wl.one_shot_inputs(k, rep, scale) for k in range(len(programs))]
         if lib == "tlaloc":
             L.auto()
             L.tlaloc.wait_for_compiles()
@@ -358,7 +363,7 @@ def prep_oneshot(L, lib, q):
     # First-use costs (imports, first code paths) are not one-shot costs: warm up on a few
     # programs with shapes of their own.
     for k in range(len(programs), len(programs) + 5):
-        a, b = wl.one_shot_inputs(k, 0)
+        a, b = wl.one_shot_inputs(k, 0, scale)
         float(prog(wl.one_shot_steps(k), convert(a), convert(b)))
     if lib.startswith("jax"):
         # jax compiles per new shape (jit: every program; eager: every primitive), tens of
@@ -410,8 +415,12 @@ WORKLOADS = [
     ("hot", "hot loop 1e5 f32 (10-op chain, x1000)", "per iteration", (3, 2), prep_hot(10**5)),
     ("hot", "hot loop 1e6 f32 (10-op chain, x1000)", "per iteration", (2, 2), prep_hot(10**6),
      {"jax"}),  # eager jax: ~40 s per repetition here; its dispatch cost shows at 1e5
-    ("oneshot", "one-shot (100 different small computations)", "total", (5, 2), prep_oneshot,
+    ("oneshot", "one-shot (100 different small computations)", "total", (5, 2), prep_oneshot(1),
      {"jax"}),  # eager jax compiles every primitive per new shape: ~100 s per repetition here
+    ("oneshot", "one-shot, 8x the rows (~8,000 elements on average)", "total", (5, 2),
+     prep_oneshot(8), {"jax", "jax.jit"}),
+    ("oneshot", "one-shot, 64x the rows (~64,000 elements on average)", "total", (5, 2),
+     prep_oneshot(64), {"jax", "jax.jit"}),
     ("fused", "fused 10-op chain, 1e7 f32", "per call", (5, 2), prep_fused),
     ("compile", "compile of the 10-op chain, 1e7 f32 (fresh shape)", "per compile", (3, 2),
      prep_fused_compile),
