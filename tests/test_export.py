@@ -91,6 +91,16 @@ def test_captured_pending_arrays_of_every_dtype(dtype):
                                   np.asarray(want).astype(np.complex128))
 
 
+def test_int_dict_keys_keep_their_type():
+    g = roundtrip(lambda d: {2: d[1] * 2.0, 3: d[1] + d[10]}, {1: xp.ones(2), 10: xp.ones(2)})
+    out = g.call({1: xp.asarray([1.0, 2.0]), 10: xp.asarray([3.0, 4.0])})
+    assert sorted(out) == [2, 3]
+    np.testing.assert_array_equal(np.asarray(out[2]), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(out[3]), [4.0, 6.0])
+    with pytest.raises(TypeError, match="structured"):
+        g.call({1: xp.ones(2), 11: xp.ones(2)})
+
+
 def test_named_tuple_results_and_lapack():
     x = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
     g = roundtrip(lambda a: (xp.linalg.eigh(a), xp.linalg.inv(a)), xp.asarray(x))

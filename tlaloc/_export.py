@@ -16,7 +16,6 @@ that calls LAPACK (LU, QR, eigh, eig, SVD) runs on the CPU only.
 """
 from __future__ import annotations
 
-import builtins
 import collections
 import functools
 import hashlib
@@ -35,7 +34,7 @@ from .lowering import lower_program
 
 _MAGIC = b"tlaloc-exported\0"
 _FORMAT = 1
-_JSON_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.str)
+_JSON_SCALARS = (bool, int, float, str)
 
 
 def export(fun):
@@ -401,7 +400,7 @@ def _tree_json(s: _tree.Structure):
     children = [_tree_json(c) for c in s.children]
     if s.kind == "dict":
         for k in s.meta:
-            if not isinstance(k, (builtins.str, builtins.int)) or isinstance(k, builtins.bool):
+            if not isinstance(k, (str, int)) or isinstance(k, bool):
                 raise TypeError(f"tlaloc.export: dict keys must be str or int, got {k!r}")
         return {"kind": "dict", "keys": [[type(k).__name__, k] for k in s.meta],
                 "children": children}
@@ -419,7 +418,7 @@ def _tree_from_json(j) -> _tree.Structure:
         return _tree.NONE
     children = tuple(_tree_from_json(c) for c in j["children"])
     if kind == "dict":
-        keys = tuple(builtins.int(k) if t == "int" else builtins.str(k) for t, k in j["keys"])
+        keys = tuple(int(k) if t == "int" else str(k) for t, k in j["keys"])
         return _tree.Structure("dict", keys, children)
     if kind == "namedtuple":
         return _tree.Structure("namedtuple", _named_tuple(j["name"], tuple(j["fields"])), children)
