@@ -52,11 +52,18 @@ class Device:
     def backend(self):
         b = self._backend
         if b is None:
-            b = self._backend = _make_backend(self)
+            # Made once, under a lock: threads that meet here on a device's first use would
+            # otherwise each make a backend (and the first of them its own PJRT client, whose
+            # buffers the others' executables refuse).
+            with _backend_lock:
+                b = self._backend
+                if b is None:
+                    b = self._backend = _make_backend(self)
         return b
 
 
 _lock = threading.Lock()
+_backend_lock = threading.RLock()
 _devices = {}
 
 

@@ -123,7 +123,8 @@ class PjrtBackend:
             if entry is None:
                 if len(self._entries) >= _MAX_UNCOMPILED_ENTRIES:
                     self._forget_uncompiled()
-                entry = self._entries[key] = _Entry()
+                # setdefault: threads that meet a new structure together share one entry
+                entry = self._entries.setdefault(key, _Entry())
             if hasattr(plan, "entry"):
                 plan.entry = entry
         entry.seen += 1
@@ -151,7 +152,8 @@ class PjrtBackend:
         return self._interpret(plan, leaves)
 
     def _forget_uncompiled(self):
-        self._entries = {k: e for k, e in self._entries.items()
+        # list(): one C call, so another thread's new entry cannot change the dict mid-walk
+        self._entries = {k: e for k, e in list(self._entries.items())
                          if e.executable is not None or e.future is not None}
 
     def _interpret(self, plan, leaves):
@@ -165,7 +167,7 @@ class PjrtBackend:
             # a donated buffer must be this input's alone (a shared scalar copy, or the same
             # array passed twice, would be consumed under the other's feet)
             uses = collections.Counter(map(id, buffers))
-            shared = {id(b) for b in self._scalars.values()}
+            shared = set(map(id, list(self._scalars.values())))   # (list(): see above)
             for i in donated:
                 if uses[id(buffers[i])] > 1 or id(buffers[i]) in shared:
                     uses[id(buffers[i])] -= 1
