@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -35,9 +36,13 @@ RETAIN_GRAPH = 0
 ON_BIND = None
 
 
+_retain_lock = threading.Lock()
+
+
 def retain_graph(delta: int) -> None:
     global RETAIN_GRAPH
-    RETAIN_GRAPH += delta
+    with _retain_lock:   # threads that differentiate at once must not lose a count
+        RETAIN_GRAPH += delta
 
 
 class ConcretizationError(RuntimeError):
@@ -62,7 +67,7 @@ DONATED = _Donated()
 # pending nodes by number puts them in recording order, which is topological and the same
 # for the same code (the plan's canonical order).
 _numbering = itertools.count().__next__
-_NUMBER = operator.attrgetter("number")
+_FIRST = operator.itemgetter(0)   # (number, node, inputs) tuples sort by number
 
 
 class Node:
@@ -204,23 +209,30 @@ class _Plan:
     def __init__(self, targets, device):
         # The pending nodes behind the targets, in recording order (node numbers); leaves in
         # the order of their first use. Both depend only on the code that recorded them.
-        nodes = []
+        # Each node's inputs are read once, and before its value: another thread may be
+        # computing the same nodes, and `evaluate` sets a node's value before it drops the
+        # node's inputs, so inputs read first are the node's own unless the node then shows
+        # a value (and is a leaf here). Read after the value, they could be the emptied
+        # tuple of a node still taken as pending: an operation without operands.
+        pending = []
         seen = set()
         stack = list(targets)
         while stack:
             node = stack.pop()
             if node not in seen:
                 seen.add(node)
+                inputs = node.inputs
                 if node.value is None and node.prim is not None:
-                    nodes.append(node)
-                    stack += node.inputs
-        nodes.sort(key=_NUMBER)
+                    pending.append((node.number, node, inputs))
+                    stack += inputs
+        pending.sort(key=_FIRST)
+        nodes = [p[1] for p in pending]
         index = {n: i for i, n in enumerate(nodes)}   # Node -> i for node i, ~j for leaf j
         leaves = []
         eq_keys = []
-        for n in nodes:
+        for _, n, inputs in pending:
             slots = []
-            for x in n.inputs:
+            for x in inputs:
                 k = index.get(x)
                 if k is None:
                     k = index[x] = ~len(leaves)
@@ -281,20 +293,21 @@ def _consumed_elsewhere(node, index) -> bool:
 
 
 def _materialize_leaf(node: Node):
+    inputs = node.inputs   # before the value (see _Plan): another thread may be making it
     if node.value is not None:
         if node.value is DONATED:
             raise DonatedArrayError("this array's buffer was donated to a jitted function "
                                     "(donate_argnums) and can no longer be read; use the "
                                     "function's result instead")
         return
-    if not node.inputs:
+    if not inputs:
         raise ConcretizationError(
             f"{_user_location()}a value is needed from an array traced without values by "
             "tlaloc.jit (a Python `if`/`while` on an array, int()/float()/bool(), or a "
             "function whose output shape depends on values such as nonzero, unique_* or a "
             "boolean mask). Use xp.where for value-dependent choices, or mark the argument "
             "static with static_argnums / static_argnames.")
-    source = node.inputs[0]
+    source = inputs[0]
     evaluate([source])
     node.value = node.device.backend.transfer_in(source.value, source.device)
     node.inputs = ()

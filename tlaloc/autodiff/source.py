@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import threading
 
 import numpy as np
 
@@ -72,6 +73,21 @@ class _Namer:
             self.claimed.add(ct)
 
 
+# The namer of the grad_source running in each thread. While any runs, _graph.ON_BIND is
+# `_on_bind`, which names a node for its own thread's namer only: one module-global hook,
+# saved and restored by each call, let threads name each other's nodes, and calls that
+# ended out of order left a finished namer installed for good (every later operation of the
+# process recorded into it, keeping its nodes alive).
+_namers = {}
+_namers_lock = threading.Lock()
+
+
+def _on_bind(node):
+    namer = _namers.get(threading.get_ident())
+    if namer is not None:
+        namer.on_bind(node)
+
+
 def _param_names(f, n):
     try:
         params = [p.name for p in inspect.signature(f).parameters.values()
@@ -94,8 +110,11 @@ def grad_source(f, *args, argnums=0, name=None) -> str:
         if arrays[i] is None:
             raise TypeError(f"grad_source: argument {i} must be a tlaloc array to differentiate it")
     namer = _Namer()
-    previous = _graph.ON_BIND
-    _graph.ON_BIND = namer.on_bind
+    thread = threading.get_ident()
+    with _namers_lock:
+        outer = _namers.get(thread)    # a grad_source called inside f
+        _namers[thread] = namer
+        _graph.ON_BIND = _on_bind
     try:
         with tracing():
             full = list(args)
@@ -112,7 +131,13 @@ def grad_source(f, *args, argnums=0, name=None) -> str:
             namer.names[seed] = "g_out"
             cts = tape.backward({out._node: seed}, observer=namer.on_cotangent)
     finally:
-        _graph.ON_BIND = previous
+        with _namers_lock:
+            if outer is None:
+                del _namers[thread]
+            else:
+                _namers[thread] = outer
+            if not _namers:
+                _graph.ON_BIND = None
     results = []
     for i in nums:
         ct = cts[variables[i]]
