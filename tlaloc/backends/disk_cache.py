@@ -3,9 +3,11 @@
 An entry's name is the SHA-256 of the program's StableHLO text together with everything the
 executable depends on besides it (jaxlib version, platform and its version, device kind,
 XLA_FLAGS, host CPU model; see `Runtime.cache_identity`). Each file holds a header, the
-SHA-256 of its payload, and the payload; an entry that is short, corrupt or that jaxlib
-refuses is ignored (and later overwritten), never trusted. Writes go to a temporary file
-that is renamed into place, so concurrent processes never see half an entry.
+SHA-256 of its name and payload together, and the payload; an entry that is short, corrupt,
+that jaxlib refuses, or that is another entry's file (copied or renamed over this one: a
+valid executable of another program, which would compute that program's values) is ignored
+(and later overwritten), never trusted. Writes go to a temporary file that is renamed into
+place, so concurrent processes never see half an entry.
 
 Location: config.compile_cache_dir (env TLALOC_CACHE_DIR); unset means
 $XDG_CACHE_HOME/tlaloc or ~/.cache/tlaloc; the empty string disables the cache.
@@ -20,7 +22,7 @@ import tempfile
 
 from .._config import config
 
-_MAGIC = b"tlaloc-exe-1\n"
+_MAGIC = b"tlaloc-exe-2\n"   # -1 entries hashed the payload alone: they are not read
 
 
 def cache_dir():
@@ -44,6 +46,11 @@ class DiskCache:
         digest = hashlib.sha256((self.identity + "\0" + text).encode()).hexdigest()
         return root / digest[:2] / f"{digest}.bin"
 
+    @staticmethod
+    def _checksum(path, payload: bytes) -> bytes:
+        """The header's SHA-256: of the entry's name (its key's digest) and its payload."""
+        return hashlib.sha256(path.stem.encode() + b"\0" + payload).digest()
+
     def load(self, text: str, runtime):
         path = self._path(text)
         if path is None:
@@ -56,7 +63,7 @@ class DiskCache:
         if len(data) < head or not data.startswith(_MAGIC):
             return None
         payload = data[head:]
-        if hashlib.sha256(payload).digest() != data[len(_MAGIC):head]:
+        if self._checksum(path, payload) != data[len(_MAGIC):head]:
             return None
         try:
             return runtime.deserialize(payload)
@@ -72,7 +79,7 @@ class DiskCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
+                f.write(_MAGIC + self._checksum(path, payload) + payload)
             os.replace(tmp, path)
         except Exception:
             # A cache that cannot be written (read-only home, full disk, an executable that
