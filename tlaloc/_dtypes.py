@@ -139,6 +139,11 @@ def real_of(d: DType) -> DType:
     return {complex64: float32, complex128: float64}.get(d, d)
 
 
+def unsigned_of(d: DType) -> DType:
+    """The unsigned integer dtype as wide as `d`."""
+    return _BY_NAME[f"uint{d.bits}"]
+
+
 # ----------------------------------------------------------------------------- promotion
 
 def _promote_pair(a: DType, b: DType) -> DType:

@@ -17,25 +17,85 @@ _NUM = "uifc"
 _INEXACT = "fc"
 
 
-def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None):
+def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=None):
     """Declare a one-operand primitive; `result` maps the operand dtype to the result's;
-    `rules` are its derivative rules (see _prims/ad.py)."""
+    `rules` are its derivative rules (see _prims/ad.py); `emit` replaces the plain `hlo` op."""
     check = kinds_check(name, kinds)
 
     def infer(x):
         check(x)
         return x if result is None else aval(x.shape, result(x.dtype))
 
-    return declare(name, infer=infer, emit=lambda ctx, x: ctx.simple(hlo, x), impl=impl,
-                   elementwise=True,
+    return declare(name, infer=infer, emit=emit or (lambda ctx, x: ctx.simple(hlo, x)),
+                   impl=impl, elementwise=True,
                    source=source or f"xp.{name}({{0}})", **(rules or ad.no_derivative()))
 
 
-def _binary(name, hlo, impl, kinds, rules=None, source=None):
+def _binary(name, hlo, impl, kinds, rules=None, source=None, emit=None):
     return declare(name, infer=kinds_check(name, kinds), elementwise=True,
-                   emit=lambda ctx, x, y: ctx.simple(hlo, x, y), impl=impl,
+                   emit=emit or (lambda ctx, x, y: ctx.simple(hlo, x, y)), impl=impl,
                    source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
                    **(rules or ad.no_derivative()))
+
+
+# ----------------------------------------------------------------------------- shields
+# XLA's algebraic simplifier rewrites some float patterns into others that change results
+# beyond rounding (docs/runtime-notes-cpu.md lists them). The emit rules below put an
+# optimization barrier between the ops of such a pattern. XLA removes barriers after
+# simplification, so the ops still fuse into one loop.
+
+def _shielded(ctx, x, i, when):
+    """Operand `x` (operand number `i`) behind a barrier when `when` holds."""
+    return ctx.barrier(x, ctx.in_avals[i]) if when else x
+
+
+def _additive_emit(hlo):
+    """x + 0 -> x and x - (-0) -> x are wrong for x = -0.0: an operand that XLA would fold
+    into a zero literal is shielded."""
+    def emit(ctx, x, y):
+        if ctx.out_aval.dtype.kind in "fc":
+            x = _shielded(ctx, x, 0, ctx.is_constant(x))
+            y = _shielded(ctx, y, 1, ctx.is_constant(y))
+        return ctx.simple(hlo, x, y)
+    return emit
+
+
+def _multiply_emit(ctx, x, y):
+    """exp(a) * exp(b) -> exp(a + b) overflows differently (exp(100) * exp(-100) is
+    inf * 0 = nan in float32, exp(0) is 1)."""
+    both_exp = ctx.origin(x) == ctx.origin(y) == "stablehlo.exponential"
+    return ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp))
+
+
+def _log_emit(ctx, x):
+    """log(a ** b) -> b * log(|a|) is wrong for a < 0 (nan); log(exp(a)) -> a is wrong
+    where exp(a) overflows. And XLA:CPU's vectorized log reads the exponent bits of a
+    subnormal input although it runs in flush-to-zero mode (log(1e-40) is -103.97 in
+    float32): the input is flushed explicitly, as every other op sees it."""
+    a = ctx.in_avals[0]
+    x = _shielded(ctx, x, 0, ctx.origin(x) in ("stablehlo.power", "stablehlo.exponential"))
+    if a.dtype in (dt.float32, dt.float64):   # narrower floats compute in float32
+        x = _flushed(ctx, x, a)
+    return ctx.simple("stablehlo.log", x)
+
+
+def _sqrt_emit(ctx, x):
+    """sqrt(a * a) -> |a| ignores the overflow (and the flushed underflow) of a * a."""
+    product = ctx.origin(x) == "stablehlo.multiply"
+    return ctx.simple("stablehlo.sqrt", _shielded(ctx, x, 0, product))
+
+
+def _power_emit(ctx, x, y):
+    """exp(a) ** b -> exp(a * b) ignores the overflow of exp(a)."""
+    exp_base = ctx.origin(x) == "stablehlo.exponential"
+    return ctx.simple("stablehlo.power", _shielded(ctx, x, 0, exp_base), y)
+
+
+def _flushed(ctx, x, a):
+    """`x` with subnormals replaced by zeros of the same sign."""
+    tiny = float(np.finfo(a.dtype.numpy).tiny)
+    small = ctx.compare(ctx.op("stablehlo.abs", (x,), (a,), a), ctx.constant(tiny, a), a, "LT")
+    return ctx.select(small, ctx.op("stablehlo.multiply", (x, ctx.constant(0, a)), (a, a), a), x, a)
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -168,29 +228,55 @@ def _abs_vjp(ct, x, *, out):
 _ABS_RULES = {"jvp": _abs_jvp, "vjp": _abs_vjp}
 
 
-add = _binary("add", "stablehlo.add", np.add, _NUM, source="{0} + {1}", rules=_ADD_RULES)
-subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, source="{0} - {1}", rules=_SUBTRACT_RULES)
-multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="{0} * {1}", rules=ad.elementwise_rules(
+add = _binary("add", "stablehlo.add", np.add, _NUM, source="{0} + {1}", rules=_ADD_RULES,
+              emit=_additive_emit("stablehlo.add"))
+subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, source="{0} - {1}",
+                   rules=_SUBTRACT_RULES, emit=_additive_emit("stablehlo.subtract"))
+multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="{0} * {1}", emit=_multiply_emit, rules=ad.elementwise_rules(
     lambda x, y, out: y, lambda x, y, out: x))
 divide = _binary("divide", "stablehlo.divide", _divide, _NUM, source=lambda ctx, x, y: (
     f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
     lambda x, y, out: ad.div(ad.const(y, 1), y), lambda x, y, out: ad.neg(ad.div(out, y))))
 
 
+def _int_by_nonzero(ctx, hlo, x, y, at_zero):
+    """Integer division or remainder with XLA's result where y == 0 (`at_zero`), computed
+    without ever dividing by zero: XLA's constant folder divides constant operands on the
+    host, and a zero divisor kills the process with SIGFPE there."""
+    a = ctx.out_aval
+    zero = ctx.compare(y, ctx.constant(0, a), a, "EQ")
+    safe = ctx.select(zero, ctx.constant(1, a), y, a)
+    return ctx.select(zero, at_zero, ctx.op(hlo, (x, safe), (a, a), a), a)
+
+
 def _divide_emit(ctx, x, y):
-    """XLA's simplifier turns A / broadcast(b) into A * broadcast(1 / b), which is not
-    correctly rounded (the standard requires it for real floating division: -13.210486 /
-    -1.5 gives 8.806992 instead of 8.806991 in float32). An optimization barrier between the
-    broadcast and the division keeps the division."""
-    if ctx.out_aval.dtype.kind == "f" and ctx.producer.get(y) == "stablehlo.broadcast_in_dim":
-        y = ctx.op("stablehlo.optimization_barrier", (y,), (ctx.in_avals[1],), ctx.in_avals[1])
+    """XLA's simplifier rewrites float division by a constant, a broadcast, an exp, a sqrt,
+    an rsqrt or a power into a multiplication by the reciprocal, which is not correctly
+    rounded (the standard requires it for real floating division: -13.210486 / -1.5 gives
+    8.806992 instead of 8.806991 in float32), and a / (b / c) or (a / b) / c into forms that
+    overflow where the division as written does not. Every computed divisor, and a quotient
+    as the dividend, is shielded."""
+    kind = ctx.out_aval.dtype.kind
+    if kind in "iu":
+        all_bits = -1 if kind == "i" else (1 << ctx.out_aval.dtype.bits) - 1
+        return _int_by_nonzero(ctx, "stablehlo.divide", x, y, ctx.constant(all_bits, ctx.out_aval))
+    if kind in "fc":
+        x = _shielded(ctx, x, 0, ctx.origin(x) == "stablehlo.divide")
+        y = _shielded(ctx, y, 1, y in ctx.producer)
     return ctx.simple("stablehlo.divide", x, y)
+
+
+def _remainder_emit(ctx, x, y):
+    if ctx.out_aval.dtype.kind in "iu":
+        return _int_by_nonzero(ctx, "stablehlo.remainder", x, y, x)
+    return ctx.simple("stablehlo.remainder", x, y)
 
 
 divide.emit = _divide_emit
 remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, rules=ad.elementwise_rules(
     lambda x, y, out: ad.const(x, 1), lambda x, y, out: ad.neg(_trunc(ad.div(x, y)))))
-power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", rules=ad.elementwise_rules(
+remainder.emit = _remainder_emit
+power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit, rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
 maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
@@ -220,7 +306,7 @@ exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, rules=ad.elementw
     lambda x, out: out))
 expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT,
                rules=ad.elementwise_rules(lambda x, out: ad.add(out, ad.const(out, 1))))
-log = _unary("log", "stablehlo.log", np.log, _INEXACT, rules=ad.elementwise_rules(
+log = _unary("log", "stablehlo.log", np.log, _INEXACT, emit=_log_emit, rules=ad.elementwise_rules(
     lambda x, out: _inv(x)))
 log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: _inv(ad.add(x, ad.const(x, 1)))))
@@ -249,7 +335,7 @@ def _log1p_emit(ctx, x):
 
 
 log1p.emit = _log1p_emit
-sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, rules=ad.elementwise_rules(
+sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, emit=_sqrt_emit, rules=ad.elementwise_rules(
     lambda x, out: ad.div(ad.const(out, 0.5), out)))
 rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",
               rules=ad.elementwise_rules(lambda x, out: ad.mul(ad.const(x, -0.5), ad.div(out, x))))
@@ -425,6 +511,23 @@ def _convert_emit(ctx, x, *, dtype):
         # converting through uint8 keeps the IEEE result
         u8 = ctx.op("stablehlo.convert", (x,), (src,), aval(src.shape, dt.uint8))
         return ctx.op("stablehlo.convert", (u8,), (aval(src.shape, dt.uint8),), ctx.out_aval)
+    if src.dtype.kind == "c" and dtype.kind != "c":
+        # XLA's constant folder crashes (SIGSEGV) converting a complex constant to a real
+        # type; the real part, then a real conversion, is the same value
+        if dtype.kind == "b":
+            return ctx.compare(x, ctx.constant(0, src), src, "NE")
+        part = aval(src.shape, dt.real_of(src.dtype))
+        x = ctx.op("stablehlo.real", (x,), (src,), part)
+        if part.dtype is dtype:
+            return x
+        return ctx.op("stablehlo.convert", (x,), (part,), ctx.out_aval)
+    if src.dtype.kind == "i" and dtype.kind == "i" and dtype.bits < src.dtype.bits:
+        # XLA's CPU fusion emitter crashes (SIGSEGV) on a narrowing signed conversion that
+        # feeds `and` or `or`; truncating to the unsigned type of the same width and
+        # reinterpreting the bits is the same conversion
+        unsigned = aval(src.shape, dt.unsigned_of(dtype))
+        u = ctx.op("stablehlo.convert", (x,), (src,), unsigned)
+        return ctx.op("stablehlo.bitcast_convert", (u,), (unsigned,), ctx.out_aval)
     return ctx.simple("stablehlo.convert", x)
 
 

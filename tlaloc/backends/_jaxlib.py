@@ -21,6 +21,8 @@ import types
 
 import numpy as np
 
+from ._fpenv import flush_subnormals
+
 try:
     import jaxlib
     import jaxlib.xla_client as xc
@@ -87,7 +89,11 @@ class Runtime:
             _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
 
     def compile(self, text: str):
-        return self.client.compile_and_load(text, xc.DeviceList((self.device,)), xc.CompileOptions())
+        # XLA folds constant subexpressions while it compiles, on this thread: in the
+        # flush-to-zero mode its executables run in, so folded and run values agree
+        with flush_subnormals():
+            return self.client.compile_and_load(text, xc.DeviceList((self.device,)),
+                                                xc.CompileOptions())
 
     def serialize(self, executable) -> bytes:
         return executable.serialize()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._fpenv import flush_subnormals
+
 
 def interpret(eqns, outputs, inputs):
     """Run straight-line code on NumPy `inputs`; returns the NumPy values of the slots
@@ -15,7 +17,8 @@ def interpret(eqns, outputs, inputs):
     env = list(inputs)
     ndarray = np.ndarray
     dying = _last_uses(eqns, outputs)
-    with np.errstate(all="ignore"):   # StableHLO semantics: inf and nan, never warnings
+    # StableHLO semantics: inf and nan, never warnings; subnormals flushed, as XLA:CPU does
+    with np.errstate(all="ignore"), flush_subnormals():
         for i, (prim, params, slots, want) in enumerate(eqns):
             if len(slots) == 1:
                 out = prim.impl(env[slots[0]], **params)

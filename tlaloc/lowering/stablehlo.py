@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dtypes import DType
+from .._dtypes import bool as _BOOL
 
 
 def tensor_type(aval) -> str:
@@ -19,6 +20,7 @@ def tensor_type(aval) -> str:
 
 
 _UINT_OF_BITS = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_COMPARE_TYPE = {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED"}
 
 
 def _float_bits(value, np_dtype) -> str:
@@ -49,6 +51,8 @@ class EmitContext:
         self.out_aval = None
         self.platform = platform  # of the device the program is for ("cpu", "cuda", ...), if known
         self.producer = {}  # result name -> the op that defined it (for peephole choices)
+        self._broadcast_of = {}  # result of a broadcast_in_dim -> its operand
+        self._constant = set()   # results that depend on no program input
 
     def fresh(self) -> str:
         self._count += 1
@@ -63,6 +67,10 @@ class EmitContext:
         self.lines.append(f'{result} = "{name}"({", ".join(operands)}){reg}{attr} : '
                           f"({ins}) -> {tensor_type(out_aval)}")
         self.producer[result] = name
+        if name == "stablehlo.broadcast_in_dim":
+            self._broadcast_of[result] = operands[0]
+        if all(o in self._constant for o in operands):
+            self._constant.add(result)
         return result
 
     def constant(self, value, aval) -> str:
@@ -72,11 +80,41 @@ class EmitContext:
         t = tensor_type(aval)
         self.lines.append(f'{result} = "stablehlo.constant"() '
                           f'{{value = dense<{scalar_literal(value, aval[1])}> : {t}}} : () -> {t}')
+        self.producer[result] = "stablehlo.constant"
+        self._constant.add(result)
         return result
+
+    def origin(self, x) -> str:
+        """The op that computes `x`'s elements, looking through broadcasts (XLA's
+        simplifier looks through them too); "" for a program input."""
+        while x in self._broadcast_of:
+            x = self._broadcast_of[x]
+        return self.producer.get(x, "")
+
+    def is_constant(self, x) -> bool:
+        """Whether `x` depends on no program input (XLA folds it into a literal)."""
+        return x in self._constant
 
     def simple(self, name, *operands, attrs="") -> str:
         """The common case: an op on this equation's operands giving its result."""
         return self.op(name, operands, self.in_avals, self.out_aval, attrs)
+
+    def compare(self, x, y, aval, direction) -> str:
+        """`x <direction> y` elementwise (EQ, NE, LT, LE, GT, GE) for operands of `aval`."""
+        ctype = _COMPARE_TYPE.get(aval[1].kind, "FLOAT")
+        return self.op("stablehlo.compare", (x, y), (aval, aval), type(aval)(aval[0], _BOOL),
+                       attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                             f"compare_type = #stablehlo<comparison_type {ctype}>")
+
+    def select(self, pred, on_true, on_false, aval) -> str:
+        """`on_true` where `pred` holds, else `on_false` (both of `aval`)."""
+        mask = type(aval)(aval[0], _BOOL)
+        return self.op("stablehlo.select", (pred, on_true, on_false), (mask, aval, aval), aval)
+
+    def barrier(self, x, aval) -> str:
+        """`x` behind an optimization barrier: XLA's simplifier cannot look through it (used
+        where one of its rewrites would change a result, docs/runtime-notes-cpu.md)."""
+        return self.op("stablehlo.optimization_barrier", (x,), (aval,), aval)
 
 
 def _broadcast_scalars(ctx, operands, shape):

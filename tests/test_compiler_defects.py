@@ -1,0 +1,177 @@
+"""Programs that XLA:CPU crashed on or rewrote into other values (docs/runtime-notes-cpu.md).
+
+Each case is a small program compiled by XLA (execution="compiled") and compared with the
+interpreter, which is the reference of every emitted program. The cases that once killed the
+process run in a child process, so that a regression fails this test instead of ending the
+run; the child reports the case it was working on before each step.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tlaloc as xp
+
+# Each body computes `out` from the module `xp` and the device `dev`.
+CRASHES = {
+    # narrowing signed conversion feeding `and` / `or`: SIGSEGV in the CPU fusion emitter
+    "cumsum_astype_and": """
+        x = xp.asarray(np.ones(2, np.int32), device=dev)
+        c = xp.cumulative_sum(x)
+        out = [xp.astype(c, xp.int8) & xp.asarray(np.ones(2, np.int8), device=dev), c]""",
+    "pad_astype_or_int64": """
+        x = xp.asarray(np.arange(3, dtype=np.int64) + 200, device=dev)
+        c = x + xp.concat([xp.zeros(1, dtype=xp.int64, device=dev), x[:-1]])
+        out = [xp.astype(c, xp.int16) | xp.asarray(np.full(3, 3, np.int16), device=dev), c]""",
+    "int32_to_int8_and": """
+        x = xp.asarray(np.array([300, -129, 127, -1], np.int32), device=dev)
+        out = [xp.astype(x, xp.int8) & xp.asarray(np.array([-1, 15, 7, 3], np.int8), device=dev)]""",
+    # integer division of constants by zero: SIGFPE in XLA's constant folder
+    **{f"constant_{op}_by_zero_{name}": f"""
+        a = xp.asarray(np.array([0, 7, 5, 1], np.{name}), device=dev)
+        out = [xp.zeros((4,), dtype=xp.{name}, device=dev) {sym} xp.zeros((1,), dtype=xp.{name}, device=dev),
+               xp.full((4,), 7, dtype=xp.{name}, device=dev) {sym} xp.zeros((4,), dtype=xp.{name}, device=dev),
+               a {sym} xp.zeros((4,), dtype=xp.{name}, device=dev)]"""
+       for name in ("uint8", "uint64", "int8", "int32", "int64")
+       for op, sym in (("floordiv", "//"), ("remainder", "%"))},
+    # a complex constant converted to a real type: SIGSEGV in XLA's constant folder
+    "constant_complex_to_real": """
+        z = xp.full((5,), 1.5 - 2j, dtype=xp.complex128, device=dev)
+        out = [xp.primitive("convert", z, dtype=xp.float64),
+               xp.primitive("convert", z, dtype=xp.int32),
+               xp.primitive("convert", z, dtype=xp.bool),
+               xp.primitive("convert", xp.full((3,), 2.5j, dtype=xp.complex64, device=dev), dtype=xp.float32)]""",
+}
+
+_CHILD = """
+import json, sys
+import numpy as np
+import tlaloc as xp
+xp.config.update(execution="compiled")
+cases = json.loads(sys.argv[1])
+results = {}
+for name, body in cases.items():
+    print("running", name, flush=True)
+    values = {}
+    for dev in (xp.device("cpu"), xp.device("interpreter")):
+        env = {"xp": xp, "np": np, "dev": dev}
+        exec(body, env)
+        values[dev.platform] = [np.asarray(o).tolist() for o in env["out"]]
+    results[name] = values
+print("RESULTS " + json.dumps(results), flush=True)
+"""
+
+
+def test_programs_that_crashed_the_compiler_run():
+    cases = {name: textwrap.dedent(body) for name, body in CRASHES.items()}
+    env = dict(os.environ, TLALOC_CACHE_DIR="")   # compile each program, do not load it
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(cases)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0:
+        running = [line for line in lines if line.startswith("running")]
+        pytest.fail(f"the child process ended with status {proc.returncode} while "
+                    f"{running[-1] if running else 'starting'}:\n{proc.stderr[-3000:]}")
+    results = json.loads(lines[-1].removeprefix("RESULTS "))
+    assert set(results) == set(cases)
+    for name, values in results.items():
+        assert values["cpu"] == values["interpreter"], name
+
+
+@pytest.mark.parametrize("name", sorted(CRASHES))
+def test_crash_cases_match_numpy_on_the_interpreter(name):
+    """The reference side of the comparison above: the interpreter agrees with NumPy's
+    integer arithmetic where NumPy defines it (XLA's x // 0 is -1 and x % 0 is x)."""
+    env = {"xp": xp, "np": np, "dev": xp.device("interpreter")}
+    exec(textwrap.dedent(CRASHES[name]), env)
+    outs = [np.asarray(o) for o in env["out"]]
+    if name.startswith("cumsum_astype_and"):
+        np.testing.assert_array_equal(outs[0], np.array([1, 0], np.int8))
+    if name == "int32_to_int8_and":
+        np.testing.assert_array_equal(
+            outs[0], np.array([300, -129, 127, -1], np.int32).astype(np.int8)
+            & np.array([-1, 15, 7, 3], np.int8))
+    if name.startswith("constant_floordiv"):
+        np.testing.assert_array_equal(outs[0], np.zeros(4))   # the standard leaves x // 0 open
+    if name == "constant_complex_to_real":
+        np.testing.assert_array_equal(outs[0], np.full(5, 1.5))
+        np.testing.assert_array_equal(outs[1], np.full(5, 1))
+        np.testing.assert_array_equal(outs[2], np.full(5, True))
+        np.testing.assert_array_equal(outs[3], np.zeros(3, np.float32))
+
+
+def _both(f, *values):
+    """f's result compiled on the CPU and on the interpreter, as NumPy arrays."""
+    xp.config.update(execution="compiled")
+    return [np.asarray(f(*[xp.asarray(v, device=d) for v in values]))
+            for d in (xp.device("cpu"), xp.device("interpreter"))]
+
+
+f32 = np.float32
+
+# (name, function, inputs, the IEEE result of the operations as written)
+REWRITES = [
+    # c / (a / b) -> (c * b) / a overflows
+    ("floordiv_by_quotient", lambda a, b: -4.0 // (a / b), (f32(1e38), f32(1e38)), f32(-4.0)),
+    ("divide_by_quotient", lambda a, b, c: c / (a / b), (f32(1e38), f32(1e38), f32(3.0)), f32(3.0)),
+    # (a / b) / c -> a / (b * c) overflows
+    ("quotient_divided", lambda a, b, c: (a / b) / c, (f32(1.0), f32(1e30), f32(1e30)), f32(1e-30) / f32(1e30)),
+    # log(a ** b) -> b * log(|a|) is not nan for a < 0
+    ("log_of_power", lambda a, b: xp.log(a ** b), (-1.02, -2.5), np.nan),
+    # log(exp(a)) -> a ignores the overflow of exp
+    ("log_of_exp", lambda a: xp.log(xp.exp(a)), (f32(100.0),), f32(np.inf)),
+    # exp(a) * exp(b) -> exp(a + b) ignores overflow: inf * 0 (exp(-104) flushes) is nan
+    ("product_of_exps", lambda a, b: xp.exp(a) * xp.exp(b), (f32(100.0), f32(-104.0)), f32(np.nan)),
+    # x + 0 -> x keeps -0.0, IEEE gives +0.0
+    ("plus_zeros", lambda x: x + xp.zeros(2, device=x.device), (np.array([-0.0, 1.0]),),
+     np.array([0.0, 1.0])),
+    ("plus_integer_zeros", lambda x: x + xp.zeros(2, dtype=xp.int32, device=x.device),
+     (np.array([-0.0, 1.0]),), np.array([0.0, 1.0])),
+    ("minus_negative_zeros", lambda x: x - xp.full(2, -0.0, device=x.device),
+     (np.array([-0.0, 1.0]),), np.array([0.0, 1.0])),
+    # a / constant -> a * (1 / constant) is not correctly rounded
+    ("divide_by_constant", lambda a: a / xp.full(a.shape, 3.0, dtype=xp.float32, device=a.device),
+     (np.arange(1, 8, dtype=f32) * f32(7.1),), (np.arange(1, 8, dtype=f32) * f32(7.1)) / f32(3.0)),
+    # a / sqrt(b) -> a * rsqrt(b) is not correctly rounded
+    ("divide_by_sqrt", lambda a, b: a / xp.sqrt(b), (np.arange(1, 40, dtype=f32), np.arange(2, 41, dtype=f32)),
+     np.arange(1, 40, dtype=f32) / np.sqrt(np.arange(2, 41, dtype=f32))),
+    # sqrt(a * a) -> |a| ignores the overflow of a * a
+    ("sqrt_of_square", lambda a: xp.sqrt(a * a), (np.array([1e30, 3.0, -1e30], f32),),
+     np.array([np.inf, 3.0, np.inf], f32)),
+    # exp(a) ** b -> exp(a * b) ignores the overflow of exp(a)
+    ("power_of_exp", lambda a, b: xp.exp(a) ** b, (f32(100.0), f32(0.5)), f32(np.inf)),
+    # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
+    ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
+     np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),
+]
+
+
+@pytest.mark.parametrize("name, f, inputs, expected", REWRITES, ids=[r[0] for r in REWRITES])
+def test_simplifier_rewrites_do_not_change_results(name, f, inputs, expected):
+    compiled, interpreted = _both(f, *inputs)
+    expected = np.asarray(expected, dtype=compiled.dtype)
+    for got in (compiled, interpreted):
+        np.testing.assert_array_equal(got, expected)
+        signed = ~np.isnan(expected)   # the sign of a nan is not specified
+        np.testing.assert_array_equal(np.signbit(got)[signed], np.signbit(expected)[signed])
+
+
+def test_interpreter_flushes_subnormals_as_xla_does():
+    from tlaloc.backends._fpenv import FLUSHES
+    if not FLUSHES:
+        pytest.skip("this platform's floating-point environment is not known to tlaloc")
+    v = np.array([1e-40, -1e-40, 1.5, 3e-39] * 5, f32)
+    for f in (lambda a: a * 1.5, lambda a: a + a, lambda a: a - a * 0.5, lambda a: xp.sqrt(xp.abs(a))):
+        compiled, interpreted = _both(f, v)
+        np.testing.assert_array_equal(compiled, interpreted)
+        np.testing.assert_array_equal(np.signbit(compiled), np.signbit(interpreted))
+    # subnormal values that no arithmetic touches are kept bit for bit
+    compiled, interpreted = _both(lambda a: xp.flip(a), v)
+    np.testing.assert_array_equal(compiled, v[::-1])
+    np.testing.assert_array_equal(interpreted, v[::-1])

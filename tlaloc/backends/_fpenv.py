@@ -1,0 +1,65 @@
+"""Subnormal floats flushed to zero on the host, as XLA:CPU does.
+
+XLA's CPU runtime executes every program with the processor's flush-to-zero and
+denormals-are-zero modes set (x86: the FTZ and DAZ bits of MXCSR; ARM: the FZ bit of FPCR):
+subnormal inputs of floating-point arithmetic read as zeros of the same sign, and subnormal
+results become zeros. So that a program's result does not depend on the tier or backend that
+ran it, the interpreter runs programs, and XLA compiles them (its constant folder computes on
+the host), in the same mode. `flush_subnormals()` sets it for the calling thread and restores
+the previous floating-point environment on exit; the mode is per thread, so other threads are
+not affected. docs/precision.md states the rule.
+
+Where the C library's floating-point environment has no known layout (platforms other than
+Linux on x86-64 and AArch64), `FLUSHES` is False and the context does nothing.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import platform
+
+# fenv_t as 32-bit words, and the word and bits of the flush mode in it (glibc's layouts:
+# x86-64 keeps the x87 environment in words 0-6 and MXCSR in word 7; AArch64 is FPCR, FPSR)
+_LAYOUTS = {
+    "x86_64": (8, 7, (1 << 15) | (1 << 6)),   # MXCSR.FTZ | MXCSR.DAZ
+    "aarch64": (2, 0, 1 << 24),               # FPCR.FZ
+}
+
+
+def _fenv():
+    layout = _LAYOUTS.get(platform.machine().lower())
+    if layout is None or platform.system() != "Linux":
+        return None
+    try:
+        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        get, set_ = libm.fegetenv, libm.fesetenv
+    except (OSError, AttributeError):
+        return None
+    return get, set_, layout
+
+
+_FENV = _fenv()
+FLUSHES = _FENV is not None
+
+
+class flush_subnormals:
+    """Context manager: subnormals flush to zero on this thread inside the block."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        if _FENV is None:
+            return self
+        get, set_, (words, index, bits) = _FENV
+        saved = (ctypes.c_uint32 * words)()
+        get(saved)
+        flushing = (ctypes.c_uint32 * words)(*saved)
+        flushing[index] |= bits
+        set_(flushing)
+        self._saved = saved
+        return self
+
+    def __exit__(self, *exc):
+        if _FENV is not None:
+            _FENV[1](self._saved)
+        return False
