@@ -175,3 +175,23 @@ def test_interpreter_flushes_subnormals_as_xla_does():
     compiled, interpreted = _both(lambda a: xp.flip(a), v)
     np.testing.assert_array_equal(compiled, v[::-1])
     np.testing.assert_array_equal(interpreted, v[::-1])
+
+
+@pytest.mark.parametrize("case", ["outer", "inf_times_zero", "batched_k1", "k0"])
+def test_contractions_agree_at_special_values(case):
+    """NumPy's BLAS may skip zero factors (inf * 0 must be nan) and sums a single product
+    onto +0 (losing -0.0); the interpreter computes these as XLA does."""
+    lhs, rhs, f = {
+        "outer": (np.array([np.inf, 0.0]), np.array(-0.0), lambda a, b: xp.tensordot(a, b, axes=0)),
+        "inf_times_zero": (np.array([[np.inf, 1.0], [0.0, -np.inf]]), np.array([[0.0], [-0.0]]),
+                           lambda a, b: a @ b),
+        "batched_k1": (np.ones((2, 3, 1)), np.full((2, 1, 2), -0.0), lambda a, b: a @ b),
+        "k0": (np.ones((2, 0)), np.ones((0, 3)), lambda a, b: a @ b),
+    }[case]
+    compiled, interpreted = _both(f, lhs, rhs)
+    expected = {"outer": np.array([np.nan, -0.0]), "inf_times_zero": np.array([[np.nan], [np.nan]]),
+                "batched_k1": np.full((2, 3, 2), -0.0), "k0": np.zeros((2, 3))}[case]
+    for got in (compiled, interpreted):
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got)[~np.isnan(expected)],
+                                      np.signbit(expected)[~np.isnan(expected)])

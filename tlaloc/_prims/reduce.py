@@ -1,6 +1,8 @@
 """Reductions over a set of axes, and the contraction primitive dot_general."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtypes as dt
@@ -146,8 +148,34 @@ def _dot_emit(ctx, lhs, rhs, *, contract, batch):
                       attrs=f"dot_dimension_numbers = {dims}, precision_config = {precision}")
 
 
+def _dot_exact(lhs, rhs, contract, batch):
+    """dot_general as a plain sum of products (einsum's own loops, no BLAS): BLAS kernels
+    may skip zero factors, so inf * 0 would not give nan. A contraction over one element is
+    the product itself, as XLA computes it (a sum starting from +0 would lose the sign of
+    a zero product)."""
+    (lc, rc), (lb, rb) = contract, batch
+    lf, rf = _dot_free(lhs.shape, lc, lb), _dot_free(rhs.shape, rc, rb)
+    if math.prod(lhs.shape[i] for i in lc) == 1:
+        a = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(
+            [lhs.shape[i] for i in lb] + [lhs.shape[i] for i in lf] + [1] * len(rf))
+        c = np.transpose(rhs, list(rb) + rf + list(rc)).reshape(
+            [rhs.shape[i] for i in rb] + [1] * len(lf) + [rhs.shape[i] for i in rf])
+        return np.multiply(a, c)
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    left = [next(letters) for _ in range(lhs.ndim)]
+    right = [next(letters) for _ in range(rhs.ndim)]
+    for i, j in zip(lc + lb, rc + rb):
+        right[j] = left[i]
+    out = [left[i] for i in lb] + [left[i] for i in lf] + [right[j] for j in rf]
+    return np.einsum(f"{''.join(left)},{''.join(right)}->{''.join(out)}", lhs, rhs,
+                     optimize=False)
+
+
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
+    if lhs.dtype.kind in "fc" and (math.prod(lhs.shape[i] for i in lc) == 1
+                                   or not (np.isfinite(lhs).all() and np.isfinite(rhs).all())):
+        return _dot_exact(lhs, rhs, contract, batch)
     if not lb:
         if lc == (lhs.ndim - 1,) and rc == (0,) and lhs.ndim <= 2 and rhs.ndim <= 2:
             return np.matmul(lhs, rhs) if lhs.ndim == 2 and rhs.ndim == 2 else np.dot(lhs, rhs)
