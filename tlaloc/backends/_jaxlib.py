@@ -139,7 +139,29 @@ def _host_cpu() -> str:
     return platform.processor() or platform.machine()
 
 
-@functools.lru_cache(maxsize=None)
+def _made_once(make):
+    """Like functools.cache, but the value for some arguments is made once even when threads
+    ask for it at the same time (lru_cache runs the function in each of them, and two PJRT
+    clients for one device each refuse the other's buffers: "Buffer passed to Execute() ...
+    is on device cpu:0, but replica is assigned to device cpu:0"). A call that raises is not
+    remembered. Only the first calls take the lock."""
+    made = {}
+    lock = threading.Lock()
+
+    @functools.wraps(make)
+    def get(*args):
+        value = made.get(args)
+        if value is None:
+            with lock:
+                value = made.get(args)
+                if value is None:
+                    value = made[args] = make(*args)
+        return value
+
+    return get
+
+
+@_made_once
 def cpu_client():
     # Synchronous: the program runs on the calling thread. The asynchronous client hands
     # every execution to a worker thread, and when Python has been busy between two
@@ -268,7 +290,7 @@ def installed_plugins() -> dict:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@_made_once
 def plugin_client(platform: str):
     """A client for an installed plugin; RuntimeError saying what to install otherwise."""
     info = installed_plugins().get(platform)
