@@ -79,6 +79,7 @@ def _result_handler(avl, sharding):
 # `_GARBAGE_EVERY` executions bounds it (to ~200 kB) for ~2-3 us per call, spread thin.
 _GARBAGE_EVERY = 1024
 _executions = 0
+_collect_garbage = getattr(_jax, "collect_garbage", lambda: None)   # (in every jaxlib so far)
 
 
 class Runtime:
@@ -123,7 +124,7 @@ class Runtime:
         _executions += 1
         if _executions >= _GARBAGE_EVERY:
             _executions = 0
-            _jax.collect_garbage()
+            _collect_garbage()
         return out
 
     @staticmethod
