@@ -21,11 +21,7 @@ import math
 
 from . import _dtypes as dt
 from ._array import Array
-from ._graph import bind
-from ._prims import autodiff as adp
-from ._prims import elementwise as ew
-from ._prims import reduce as rd
-from ._prims import shape as sh
+from ._prims import lax
 from ._prims import special as sp
 from ._prims.special import (Derivative, Expr, ap, copysign, exp, fabs, floor, horner, isnan,
                              log, log1p, signbit, sqrt, where, with_derivative)
@@ -120,13 +116,13 @@ def _gauss(x):
 # ----------------------------------------------------------------------------- error function
 
 def _erfc(e):
-    return ap(sp.erfc, e)
+    return ap(lax.erfc, e)
 
 
 @_unary("erf")
 def erf(x):
     """Error function."""
-    return ap(sp.erf, x)
+    return ap(lax.erf, x)
 
 
 @_unary("erfc")
@@ -185,7 +181,7 @@ def _ndtri_value(p):
     q = where(p > 0.5, 1.0 - p, p)            # exact for p >= 1/2
     tail = q < 0.05
     inner = tail & (q > 0.0)
-    center = ap(sp.erf_inv, where(tail, 0.0, p * 2.0 - 1.0)) * _SQRT2
+    center = ap(lax.erf_inv, where(tail, 0.0, p * 2.0 - 1.0)) * _SQRT2
     x = _ndtri_lower(where(inner, q, 0.025))
     x = where(p > 0.5, -x, x)
     out = where(tail, x, center)
@@ -207,7 +203,7 @@ def erfinv(y):
     a = fabs(y)
     tail = a > 0.9
     inner = tail & (a < 1.0)
-    center = ap(sp.erf_inv, where(tail, 0.0, y))
+    center = ap(lax.erf_inv, where(tail, 0.0, y))
     t = _ndtri_lower((1.0 - where(inner, a, 0.95)) * 0.5) * -_SQRT1_2
     out = where(tail, copysign(t, y), center)
     out = where(a.eq(1.0), copysign(y.const(_inf), y), out)
@@ -227,7 +223,7 @@ def ndtr(x):
     """Standard normal CDF."""
     z = x * _SQRT1_2
     a = fabs(z)
-    small = ap(sp.erf, z) * 0.5 + 0.5
+    small = ap(lax.erf, z) * 0.5 + 0.5
     big = _erfc(a) * 0.5
     big = where(z > 0.0, 1.0 - big, big)
     return with_derivative(_D_NDTR, where(a < _SQRT1_2, small, big), x)
@@ -268,7 +264,7 @@ def _reflect(x):
     takes sin and tan of pi * x, whose rounding costs |x| eps / distance-to-the-pole."""
     neg = x < 0.0
     xn = where(neg, x, -0.5)
-    return neg, where(neg, 1.0 - x, x), xn - ap(ew.round_even, xn)
+    return neg, where(neg, 1.0 - x, x), xn - ap(lax.round_even, xn)
 
 
 def _gammaln(x):
@@ -280,8 +276,8 @@ def _gammaln(x):
     near1 = (fabs(z1) <= 0.5) & ~near2
     t = where(near1, z1, where(near2, z2, 0.0))
     series = horner(t, _LGAMMA2)
-    pos = where(near1, series - log1p(t), where(near2, series, ap(sp.lgamma, z)))
-    out = where(neg, log(math.pi / fabs(ap(ew.sin, s * math.pi))) - pos, pos)
+    pos = where(near1, series - log1p(t), where(near2, series, ap(lax.lgamma, z)))
+    out = where(neg, log(math.pi / fabs(ap(lax.sin, s * math.pi))) - pos, pos)
     return where(x.eq(-_inf), -_inf, out)       # SciPy: gammaln(-inf) is -inf
 
 
@@ -289,8 +285,8 @@ def _digamma(x):
     """psi(x): XLA's digamma for x > 0, psi(1 - x) - pi / tan(pi x) for x < 0; psi(±0) =
     ∓inf, nan at the negative integers."""
     neg, z, s = _reflect(x)
-    pos = ap(sp.digamma, z)
-    out = where(neg, pos - math.pi / ap(ew.tan, s * math.pi), pos)
+    pos = ap(lax.digamma, z)
+    out = where(neg, pos - math.pi / ap(lax.tan, s * math.pi), pos)
     out = where(_pole(x) & ~x.eq(0.0), _nan, out)
     return where(x.eq(0.0), where(signbit(x), x.const(_inf), -_inf), out)
 
@@ -361,11 +357,11 @@ def polygamma(n, x, /):
 @_unary("expit")
 def expit(x):
     """Logistic sigmoid 1 / (1 + exp(-x))."""
-    return ap(ew.logistic, x)
+    return ap(lax.logistic, x)
 
 
 _D_LOGIT = Derivative("logit", lambda p, out: 1.0 / (p * (1.0 - p)))
-_D_LOG_EXPIT = Derivative("log_expit", lambda x, out: ap(ew.logistic, -x))
+_D_LOG_EXPIT = Derivative("log_expit", lambda x, out: ap(lax.logistic, -x))
 
 
 @_unary("logit")
@@ -443,7 +439,7 @@ def _stirling_correction(z):
 def betaln(a, b):
     """log|B(a, b)|. For arguments of 8 and more the Stirling corrections are combined
     before the logarithms, so no two large lgamma values cancel."""
-    x, y = ap(ew.minimum, a, b), ap(ew.maximum, a, b)
+    x, y = ap(lax.minimum, a, b), ap(lax.maximum, a, b)
     both = x >= 8.0
     one = (x < 8.0) & (y >= 8.0) & (x + y >= 8.0)      # x may be negative
     small = ~(both | one)
@@ -487,7 +483,7 @@ _D_I1E = Derivative("i1e", sp.i1e_partial)
 
 
 def _i1e_expr(x):
-    out = where(x.eq(0.0), 0.0, ap(sp.bessel_i1e, x))    # SciPy: i1e(-0.0) is +0.0
+    out = where(x.eq(0.0), 0.0, ap(lax.bessel_i1e, x))    # SciPy: i1e(-0.0) is +0.0
     return with_derivative(_D_I1E, out, x)
 
 
@@ -513,13 +509,13 @@ def sinc(x):
     small = fabs(y) < (1e-3 if x.dtype.bits == 64 else 0.05)
     ys = where(small, 1.0, y)
     y2 = y * y
-    return where(small, 1.0 - y2 * (1.0 / 6.0 - y2 * (1.0 / 120.0)), ap(ew.sin, ys) / ys)
+    return where(small, 1.0 - y2 * (1.0 / 6.0 - y2 * (1.0 / 120.0)), ap(lax.sin, ys) / ys)
 
 
 # ----------------------------------------------------------------------------- reductions
 
-def _reduce(prim, e, axes):
-    return Expr(bind(prim, (e.node,), {"axes": axes})) if axes else e
+def _reduce(fn, e, axes):
+    return Expr(fn(e.node, axes=axes)) if axes else e
 
 
 def _expand(e, shape, axes):
@@ -527,7 +523,7 @@ def _expand(e, shape, axes):
     if not axes:
         return e
     kept = tuple(i for i in range(len(shape)) if i not in axes)
-    return Expr(bind(sh.broadcast_in_dim, (e.node,), {"shape": shape, "dims": kept}))
+    return Expr(lax.broadcast_in_dim(e.node, shape=shape, dims=kept))
 
 
 def _kept_shape(shape, axes):
@@ -538,7 +534,7 @@ def _reshape(e, shape):
     shape = tuple(shape)
     if e.node.aval.shape == shape:
         return e
-    return Expr(bind(sh.reshape, (e.node,), {"shape": shape}))
+    return Expr(lax.reshape(e.node, shape=shape))
 
 
 def softmax(x, /, axis=None):
@@ -547,9 +543,9 @@ def softmax(x, /, axis=None):
     e, d = _arg("softmax", x)
     shape = e.node.aval.shape
     axes = normalize_axes("softmax", axis, len(shape))
-    m = ap(adp.stop_gradient, _expand(_reduce(rd.reduce_max, e, axes), shape, axes))
+    m = ap(lax.stop_gradient, _expand(_reduce(lax.reduce_max, e, axes), shape, axes))
     ex = exp(e - m)
-    return _done(ex / _expand(_reduce(rd.reduce_sum, ex, axes), shape, axes), d)
+    return _done(ex / _expand(_reduce(lax.reduce_sum, ex, axes), shape, axes), d)
 
 
 def log_softmax(x, /, axis=None):
@@ -558,10 +554,10 @@ def log_softmax(x, /, axis=None):
     e, d = _arg("log_softmax", x)
     shape = e.node.aval.shape
     axes = normalize_axes("log_softmax", axis, len(shape))
-    m = _reduce(rd.reduce_max, e, axes)
-    m = ap(adp.stop_gradient, where(ap(ew.is_finite, m), m, 0.0))
+    m = _reduce(lax.reduce_max, e, axes)
+    m = ap(lax.stop_gradient, where(ap(lax.is_finite, m), m, 0.0))
     tmp = e - _expand(m, shape, axes)
-    s = _reduce(rd.reduce_sum, exp(tmp), axes)
+    s = _reduce(lax.reduce_sum, exp(tmp), axes)
     return _done(tmp - _expand(log(s), shape, axes), d)
 
 
@@ -592,31 +588,31 @@ def logsumexp(a, /, axis=None, b=None, keepdims=False, return_sign=False):
         return (out, sgn) if return_sign else out
 
     def total(v):
-        return _reduce(rd.reduce_sum, v, axes)
+        return _reduce(lax.reduce_sum, v, axes)
 
     def full(v):
         return _expand(v, shape, axes)
 
     # the maximum's terms are counted apart (m), the rest summed shifted by it (s)
     am = e if w is None else where(w.eq(0.0), -_inf, e)
-    a_max = _reduce(rd.reduce_max, am, axes)
+    a_max = _reduce(lax.reduce_max, am, axes)
     at_max = am.eq(full(a_max))
     ones = where(at_max, am.const(1.0), 0.0)
     m = total(ones if w is None else w * ones)
     terms = exp(where(at_max, -_inf, am) - full(a_max))
     s = total(terms if w is None else w * terms)
     s = where(s.eq(0.0), s, s / m)
-    sgn = ap(ew.sign, s + 1.0) * ap(ew.sign, m)
+    sgn = ap(lax.sign, s + 1.0) * ap(lax.sign, m)
     s = where(s < -1.0, -s - 2.0, s)
     out = log1p(s) + log(fabs(m)) + a_max
     if not return_sign:
         out = where(sgn < 0.0, _nan, out)
     # infinite results: the direct formula, which follows exp's and log's special cases
-    finite = ap(ew.is_finite, out)
+    finite = ap(lax.is_finite, out)
     direct = where(full(finite), 0.0, e)
     direct = total(exp(direct) if w is None else w * exp(direct))
     if return_sign:
-        sgn_inf = ap(ew.sign, direct)
+        sgn_inf = ap(lax.sign, direct)
         direct = fabs(direct)
     out = where(finite, out, log(where(finite, 1.0, direct)))
     out = _done(_reshape(out, out_shape), d)

@@ -1,7 +1,9 @@
 """Vocabulary for derivative rules: node-level operations built from primitives.
 
-Rules receive and return graph nodes. Operands of elementwise primitives share one aval, so
-these helpers need no broadcasting or promotion; each is a single `bind`.
+Rules receive and return graph nodes and record operations with the vocabulary of
+`_prims/lax.py` (one function per primitive); this module adds the few helpers rules share
+(constants like an operand, optional contributions, conjugation, dtype adjustments) and the
+rule factories.
 
 Rule signatures (the `jvp=` and `vjp=` of a declaration):
     jvp(tangents, *primals, out, **params) -> tangent of the result, or None for zero
@@ -14,29 +16,22 @@ holomorphic g contributes ct * conj(g'(z)).
 from __future__ import annotations
 
 from .._graph import bind
-
-
-def p(prim, *nodes, **params):
-    return bind(prim, nodes, params)
+from . import lax
 
 
 def const(like, value):
     """A constant of `like`'s shape and dtype."""
-    return bind(sh.constant, (), {"shape": like.aval.shape, "dtype": like.aval.dtype, "value": value},
-                like.device)
+    return lax.constant(shape=like.aval.shape, dtype=like.aval.dtype, value=value,
+                        device=like.device)
 
 
 def scalar(value, dtype, device):
     """A 0-d constant (elementwise primitives take it beside operands of any shape)."""
-    return bind(sh.constant, (), {"shape": (), "dtype": dtype, "value": value}, device)
+    return lax.constant(shape=(), dtype=dtype, value=value, device=device)
 
 
 def zeros(like):
     return const(like, 0)
-
-
-def add(a, b):
-    return p(ew.add, a, b)
 
 
 def add_any(a, b):
@@ -45,39 +40,15 @@ def add_any(a, b):
         return b
     if b is None:
         return a
-    return p(ew.add, a, b)
-
-
-def sub(a, b):
-    return p(ew.subtract, a, b)
-
-
-def mul(a, b):
-    return p(ew.multiply, a, b)
-
-
-def div(a, b):
-    return p(ew.divide, a, b)
-
-
-def neg(a):
-    return p(ew.negate, a)
+    return lax.add(a, b)
 
 
 def square(a):
-    return p(ew.multiply, a, a)
-
-
-def select(pred, a, b):
-    return p(ew.select, pred, a, b)
-
-
-def compare(a, b, direction):
-    return p(ew.compare, a, b, direction=direction)
+    return lax.multiply(a, a)
 
 
 def convert(a, dtype):
-    return a if a.aval.dtype is dtype else p(ew.convert, a, dtype=dtype)
+    return a if a.aval.dtype is dtype else lax.convert(a, dtype=dtype)
 
 
 def is_complex(node) -> bool:
@@ -87,11 +58,11 @@ def is_complex(node) -> bool:
 def conj(a):
     if not is_complex(a):
         return a
-    return p(ew.complex, p(ew.real, a), p(ew.negate, p(ew.imag, a)))
+    return lax.complex(lax.real(a), lax.negate(lax.imag(a)))
 
 
 def real(a):
-    return p(ew.real, a) if is_complex(a) else a
+    return lax.real(a) if is_complex(a) else a
 
 
 def as_dtype_of(node, like):
@@ -101,7 +72,7 @@ def as_dtype_of(node, like):
     if node.aval.dtype is target:
         return node
     if is_complex(node) and target.kind != "c":
-        node = p(ew.real, node)
+        node = lax.real(node)
     return convert(node, target)
 
 
@@ -110,19 +81,19 @@ def differentiable(node) -> bool:
 
 
 def sum_axes(a, axes):
-    return p(rd.reduce_sum, a, axes=tuple(axes)) if axes else a
+    return lax.reduce_sum(a, axes=tuple(axes)) if axes else a
 
 
 def broadcast(a, shape, dims):
-    return p(sh.broadcast_in_dim, a, shape=tuple(shape), dims=tuple(dims))
+    return lax.broadcast_in_dim(a, shape=tuple(shape), dims=tuple(dims))
 
 
 def reshape(a, shape):
-    return a if a.aval.shape == tuple(shape) else p(sh.reshape, a, shape=tuple(shape))
+    return a if a.aval.shape == tuple(shape) else lax.reshape(a, shape=tuple(shape))
 
 
 def transpose(a, perm):
-    return p(sh.transpose, a, perm=tuple(perm))
+    return lax.transpose(a, perm=tuple(perm))
 
 
 def py_literal(value) -> str:
@@ -151,7 +122,7 @@ def elementwise_rules(*partials):
             d = partial(*primals, out)
             if d is None:
                 continue
-            total = add_any(total, mul(as_dtype_of(t, out), d))
+            total = add_any(total, lax.multiply(as_dtype_of(t, out), d))
         return total
 
     def vjp(ct, *primals, out):
@@ -161,7 +132,7 @@ def elementwise_rules(*partials):
                 cts.append(None)
                 continue
             d = partial(*primals, out)
-            cts.append(None if d is None else as_dtype_of(mul(ct, conj(d)), x))
+            cts.append(None if d is None else as_dtype_of(lax.multiply(ct, conj(d)), x))
         return tuple(cts)
 
     return {"jvp": jvp, "vjp": vjp}
@@ -194,8 +165,3 @@ def no_derivative():
     return {"jvp": lambda tangents, *primals, out, **params: None,
             "vjp": lambda ct, *primals, out, **params: (None,) * len(primals)}
 
-
-# The primitive modules import this one for its rule factories, so these come last.
-from . import elementwise as ew  # noqa: E402
-from . import reduce as rd  # noqa: E402
-from . import shape as sh  # noqa: E402

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering import fast_trig
-from . import ad
+from . import ad, lax
 from .core import aval, common_shape, declare, kinds_check
 
 _ALL = "buifc"
@@ -172,34 +172,34 @@ def _shift(kind):
 # ----------------------------------------------------------------------------- derivative helpers
 
 def _inv(x):
-    return ad.div(ad.const(x, 1), x)
+    return lax.divide(ad.const(x, 1), x)
 
 
 def _sumsq(x, y):
-    return ad.add(ad.square(x), ad.square(y))
+    return lax.add(ad.square(x), ad.square(y))
 
 
 def _trunc(q):
-    return ad.select(ad.compare(q, ad.zeros(q), "LT"), ad.p(ceil, q), ad.p(floor, q))
+    return lax.select(lax.compare(q, ad.zeros(q), direction="LT"), lax.ceil(q), lax.floor(q))
 
 
 def _pick(a, b, direction):
     """d max(a, b) / d a: 1 where a wins, 1/2 on ties (as in JAX), else 0."""
-    wins = ad.convert(ad.compare(a, b, direction), a.aval.dtype)
-    ties = ad.convert(ad.compare(a, b, "EQ"), a.aval.dtype)
-    return ad.add(wins, ad.mul(ties, ad.const(a, 0.5)))
+    wins = ad.convert(lax.compare(a, b, direction=direction), a.aval.dtype)
+    ties = ad.convert(lax.compare(a, b, direction="EQ"), a.aval.dtype)
+    return lax.add(wins, lax.multiply(ties, ad.const(a, 0.5)))
 
 
 def _dpow_dx(x, y):
     # y * x**(y-1), defined as 0 where y == 0 (so d/dx x**0 at x=0 is 0, not nan)
-    d = ad.mul(y, ad.p(power, x, ad.sub(y, ad.const(y, 1))))
-    return ad.select(ad.compare(y, ad.zeros(y), "EQ"), ad.zeros(d), d)
+    d = lax.multiply(y, lax.power(x, lax.subtract(y, ad.const(y, 1))))
+    return lax.select(lax.compare(y, ad.zeros(y), direction="EQ"), ad.zeros(d), d)
 
 
 def _dpow_dy(x, out):
     # out * log(x), defined as 0 where x == 0
-    d = ad.mul(out, ad.p(log, x))
-    return ad.select(ad.compare(x, ad.zeros(x), "EQ"), ad.zeros(d), d)
+    d = lax.multiply(out, lax.log(x))
+    return lax.select(lax.compare(x, ad.zeros(x), direction="EQ"), ad.zeros(d), d)
 
 
 _ADD_RULES = {
@@ -207,22 +207,22 @@ _ADD_RULES = {
     "vjp": lambda ct, x, y, *, out: (ct, ct),
 }
 _SUBTRACT_RULES = {
-    "jvp": lambda tangents, x, y, *, out: ad.add_any(tangents[0], None if tangents[1] is None else ad.neg(tangents[1])),
-    "vjp": lambda ct, x, y, *, out: (ct, ad.neg(ct)),
+    "jvp": lambda tangents, x, y, *, out: ad.add_any(tangents[0], None if tangents[1] is None else lax.negate(tangents[1])),
+    "vjp": lambda ct, x, y, *, out: (ct, lax.negate(ct)),
 }
 
 
 def _abs_jvp(tangents, x, *, out):
     if not ad.is_complex(x):
-        return ad.mul(tangents[0], ad.p(sign, x))
+        return lax.multiply(tangents[0], lax.sign(x))
     # d|z| = Re(conj(z) dz) / |z|
-    return ad.div(ad.real(ad.mul(ad.conj(x), tangents[0])), out)
+    return lax.divide(ad.real(lax.multiply(ad.conj(x), tangents[0])), out)
 
 
 def _abs_vjp(ct, x, *, out):
     if not ad.is_complex(x):
-        return (ad.mul(ct, ad.p(sign, x)),)
-    return (ad.mul(ad.convert(ct, x.aval.dtype), ad.p(sign, x)),)  # sign(z) = z/|z|, 0 at 0
+        return (lax.multiply(ct, lax.sign(x)),)
+    return (lax.multiply(ad.convert(ct, x.aval.dtype), lax.sign(x)),)  # sign(z) = z/|z|, 0 at 0
 
 
 _ABS_RULES = {"jvp": _abs_jvp, "vjp": _abs_vjp}
@@ -236,7 +236,7 @@ multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="
     lambda x, y, out: y, lambda x, y, out: x))
 divide = _binary("divide", "stablehlo.divide", _divide, _NUM, source=lambda ctx, x, y: (
     f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
-    lambda x, y, out: ad.div(ad.const(y, 1), y), lambda x, y, out: ad.neg(ad.div(out, y))))
+    lambda x, y, out: lax.divide(ad.const(y, 1), y), lambda x, y, out: lax.negate(lax.divide(out, y))))
 
 
 def _int_by_nonzero(ctx, hlo, x, y, at_zero):
@@ -274,7 +274,7 @@ def _remainder_emit(ctx, x, y):
 
 divide.emit = _divide_emit
 remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, rules=ad.elementwise_rules(
-    lambda x, y, out: ad.const(x, 1), lambda x, y, out: ad.neg(_trunc(ad.div(x, y)))))
+    lambda x, y, out: ad.const(x, 1), lambda x, y, out: lax.negate(_trunc(lax.divide(x, y)))))
 remainder.emit = _remainder_emit
 power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit, rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
@@ -283,7 +283,7 @@ maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.e
 minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
 atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f", rules=ad.elementwise_rules(
-    lambda x, y, out: ad.div(y, _sumsq(x, y)), lambda x, y, out: ad.neg(ad.div(x, _sumsq(x, y)))))
+    lambda x, y, out: lax.divide(y, _sumsq(x, y)), lambda x, y, out: lax.negate(lax.divide(x, _sumsq(x, y)))))
 # x == y gives y (so nextafter(+0, -0) is -0), as in XLA and C99; NumPy's float16 gives x
 nextafter = _binary("nextafter", "chlo.next_after",
                     lambda x, y: np.where(x == y, y, np.nextafter(x, y)), "f")
@@ -305,11 +305,11 @@ sign = _unary("sign", "stablehlo.sign", _sign, "ifc")
 exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, rules=ad.elementwise_rules(
     lambda x, out: out))
 expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT,
-               rules=ad.elementwise_rules(lambda x, out: ad.add(out, ad.const(out, 1))))
+               rules=ad.elementwise_rules(lambda x, out: lax.add(out, ad.const(out, 1))))
 log = _unary("log", "stablehlo.log", np.log, _INEXACT, emit=_log_emit, rules=ad.elementwise_rules(
     lambda x, out: _inv(x)))
 log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: _inv(ad.add(x, ad.const(x, 1)))))
+    lambda x, out: _inv(lax.add(x, ad.const(x, 1)))))
 
 
 def _log1p_emit(ctx, x):
@@ -336,16 +336,16 @@ def _log1p_emit(ctx, x):
 
 log1p.emit = _log1p_emit
 sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, emit=_sqrt_emit, rules=ad.elementwise_rules(
-    lambda x, out: ad.div(ad.const(out, 0.5), out)))
+    lambda x, out: lax.divide(ad.const(out, 0.5), out)))
 rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",
-              rules=ad.elementwise_rules(lambda x, out: ad.mul(ad.const(x, -0.5), ad.div(out, x))))
+              rules=ad.elementwise_rules(lambda x, out: lax.multiply(ad.const(x, -0.5), lax.divide(out, x))))
 logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT,
                  source="1 / (1 + xp.exp(-{0}))",
-                 rules=ad.elementwise_rules(lambda x, out: ad.mul(out, ad.sub(ad.const(out, 1), out))))
+                 rules=ad.elementwise_rules(lambda x, out: lax.multiply(out, lax.subtract(ad.const(out, 1), out))))
 sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(cos, x)))
+    lambda x, out: lax.cos(x)))
 cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.neg(ad.p(sin, x))))
+    lambda x, out: lax.negate(lax.sin(x))))
 
 
 def _trig_emit(which, hlo):
@@ -359,36 +359,36 @@ def _trig_emit(which, hlo):
 sin.emit = _trig_emit("sin", "stablehlo.sine")
 cos.emit = _trig_emit("cos", "stablehlo.cosine")
 tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.add(ad.const(out, 1), ad.square(out))))
+    lambda x, out: lax.add(ad.const(out, 1), ad.square(out))))
 tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.sub(ad.const(out, 1), ad.square(out))))
+    lambda x, out: lax.subtract(ad.const(out, 1), ad.square(out))))
 asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(rsqrt, ad.sub(ad.const(x, 1), ad.square(x)))))
+    lambda x, out: lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x)))))
 acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.neg(ad.p(rsqrt, ad.sub(ad.const(x, 1), ad.square(x))))))
+    lambda x, out: lax.negate(lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x))))))
 atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: _inv(ad.add(ad.const(x, 1), ad.square(x)))))
+    lambda x, out: _inv(lax.add(ad.const(x, 1), ad.square(x)))))
 sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(cosh, x)))
+    lambda x, out: lax.cosh(x)))
 cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(sinh, x)))
+    lambda x, out: lax.sinh(x)))
 asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(rsqrt, ad.add(ad.square(x), ad.const(x, 1)))))
+    lambda x, out: lax.rsqrt(lax.add(ad.square(x), ad.const(x, 1)))))
 acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: ad.p(rsqrt, ad.mul(ad.sub(x, ad.const(x, 1)), ad.add(x, ad.const(x, 1))))))
+    lambda x, out: lax.rsqrt(lax.multiply(lax.subtract(x, ad.const(x, 1)), lax.add(x, ad.const(x, 1))))))
 atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: _inv(ad.sub(ad.const(x, 1), ad.square(x)))))
+    lambda x, out: _inv(lax.subtract(ad.const(x, 1), ad.square(x)))))
 floor = _unary("floor", "stablehlo.floor", np.floor, "f")
 ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
 round_even = _unary("round_even", "stablehlo.round_nearest_even", np.rint, "f", source="xp.round({0})")
 is_finite = _unary("is_finite", "stablehlo.is_finite", np.isfinite, "f", result=lambda d: dt.bool,
                    source="xp.isfinite({0})")
 real = _unary("real", "stablehlo.real", np.real, "c", result=dt.real_of, rules={
-    "jvp": lambda tangents, x, *, out: ad.p(real, tangents[0]),
-    "vjp": lambda ct, x, *, out: (ad.p(complex, ct, ad.zeros(ct)),)})
+    "jvp": lambda tangents, x, *, out: lax.real(tangents[0]),
+    "vjp": lambda ct, x, *, out: (lax.complex(ct, ad.zeros(ct)),)})
 imag = _unary("imag", "stablehlo.imag", np.imag, "c", result=dt.real_of, rules={
-    "jvp": lambda tangents, x, *, out: ad.p(imag, tangents[0]),
-    "vjp": lambda ct, x, *, out: (ad.p(complex, ad.zeros(ct), ct),)})
+    "jvp": lambda tangents, x, *, out: lax.imag(tangents[0]),
+    "vjp": lambda ct, x, *, out: (lax.complex(ad.zeros(ct), ct),)})
 
 
 def _complex_infer(re, im):
@@ -409,7 +409,7 @@ complex = declare("complex", infer=_complex_infer, elementwise=True,
                   emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
                   impl=lambda re, im: _complex_impl(re, im),
                   source=lambda ctx, re, im: f"xp.astype({re}, xp.{ctx.out_aval.dtype}) + 1j * {im}",
-                  **ad.linear_rules(lambda ct, re, im, *, out: (ad.p(real, ct), ad.p(imag, ct))))
+                  **ad.linear_rules(lambda ct, re, im, *, out: (lax.real(ct), lax.imag(ct))))
 
 
 # ----------------------------------------------------------------------------- compare / select
@@ -453,12 +453,12 @@ def _select_jvp(tangents, pred, a, b, *, out):
     _, ta, tb = tangents
     if ta is None and tb is None:
         return None
-    return ad.select(pred, ad.zeros(a) if ta is None else ta, ad.zeros(b) if tb is None else tb)
+    return lax.select(pred, ad.zeros(a) if ta is None else ta, ad.zeros(b) if tb is None else tb)
 
 
 def _select_vjp(ct, pred, a, b, *, out):
     zero = ad.zeros(ct)
-    return (None, ad.select(pred, ct, zero), ad.select(pred, zero, ct))
+    return (None, lax.select(pred, ct, zero), lax.select(pred, zero, ct))
 
 
 select = declare("select", infer=_select_infer, elementwise=True,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
-from . import ad
+from . import ad, lax
 from .core import aval, declare
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -80,7 +80,7 @@ def _jvp(tangents, x, *, out, fft_type, fft_length):
     t = tangents[0]
     if t is None:
         return None
-    return ad.p(fft, ad.as_dtype_of(t, x), fft_type=fft_type, fft_length=fft_length)
+    return lax.fft(ad.as_dtype_of(t, x), fft_type=fft_type, fft_length=fft_length)
 
 
 def _vjp(ct, x, *, out, fft_type, fft_length):
@@ -90,21 +90,21 @@ def _vjp(ct, x, *, out, fft_type, fft_length):
     from . import shape as sh
     n_total = math.prod(fft_length)
     if fft_type == "FFT":
-        back = ad.p(fft, ct, fft_type="IFFT", fft_length=fft_length)
-        return (ad.mul(back, ad.const(back, float(n_total))),)
+        back = lax.fft(ct, fft_type="IFFT", fft_length=fft_length)
+        return (lax.multiply(back, ad.const(back, float(n_total))),)
     if fft_type == "IFFT":
-        back = ad.p(fft, ct, fft_type="FFT", fft_length=fft_length)
-        return (ad.mul(back, ad.const(back, 1.0 / n_total)),)
+        back = lax.fft(ct, fft_type="FFT", fft_length=fft_length)
+        return (lax.multiply(back, ad.const(back, 1.0 / n_total)),)
     nd = len(ct.aval.shape)
     if fft_type == "RFFT":
         missing = fft_length[-1] - ct.aval.shape[-1]
         zero = ad.scalar(0, ct.aval.dtype, ct.device)
-        full = ad.p(sh.pad, ct, zero, low=(0,) * nd, high=(0,) * (nd - 1) + (missing,),
+        full = lax.pad(ct, zero, low=(0,) * nd, high=(0,) * (nd - 1) + (missing,),
                     interior=(0,) * nd)
-        back = ad.p(fft, full, fft_type="IFFT", fft_length=fft_length)
-        return (ad.mul(ad.p(ew.real, back), ad.const(ad.p(ew.real, back), float(n_total))),)
+        back = lax.fft(full, fft_type="IFFT", fft_length=fft_length)
+        return (lax.multiply(lax.real(back), ad.const(lax.real(back), float(n_total))),)
     # IRFFT
-    spectrum = ad.p(fft, ct, fft_type="RFFT", fft_length=fft_length)
+    spectrum = lax.fft(ct, fft_type="RFFT", fft_length=fft_length)
     bins = spectrum.aval.shape[-1]
     n = fft_length[-1]
     weights = np.full(bins, 2.0)
@@ -112,7 +112,7 @@ def _vjp(ct, x, *, out, fft_type, fft_length):
     if n % 2 == 0:
         weights[-1] = 1.0
     w = _weights_node(weights / n_total, spectrum)
-    return (ad.mul(spectrum, w),)
+    return (lax.multiply(spectrum, w),)
 
 
 def _weights_node(weights, like):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering.stablehlo import tensor_type
-from . import ad
+from . import ad, lax
 from . import elementwise as ew
 from . import shape as sh
 from .core import aval, declare
@@ -91,13 +91,13 @@ def _gather_impl(x, idx, *, axes):
 
 
 def _gather_jvp(tangents, x, idx, *, out, axes):
-    return None if tangents[0] is None else ad.p(gather, tangents[0], idx, axes=axes)
+    return None if tangents[0] is None else lax.gather(tangents[0], idx, axes=axes)
 
 
 def _gather_vjp(ct, x, idx, *, out, axes):
     if not ad.differentiable(x):
         return (None, None)
-    return (ad.p(scatter, ad.zeros(x), idx, ct, axes=axes, mode="add"), None)
+    return (lax.scatter(ad.zeros(x), idx, ct, axes=axes, mode="add"), None)
 
 
 gather = declare("gather", infer=_gather_infer, emit=_gather_emit, impl=_gather_impl,
@@ -184,20 +184,20 @@ def _in_bounds(x, idx, updates, axes):
     nb = len(batch)
     ok = None
     for k, a in enumerate(axes):
-        column = ad.p(sh.slice, idx, start=(0,) * nb + (k,), limit=batch + (k + 1,),
+        column = lax.slice(idx, start=(0,) * nb + (k,), limit=batch + (k + 1,),
                       strides=(1,) * (nb + 1))
         c = ad.reshape(column, batch)
-        inside = ad.compare(c, ad.scalar(x.aval.shape[a], c.aval.dtype, c.device), "LT")
+        inside = lax.compare(c, ad.scalar(x.aval.shape[a], c.aval.dtype, c.device), direction="LT")
         if c.aval.dtype.kind == "i":
-            inside = ad.p(ew.bitwise_and, inside,
-                          ad.compare(c, ad.scalar(0, c.aval.dtype, c.device), "GE"))
-        ok = inside if ok is None else ad.p(ew.bitwise_and, ok, inside)
+            inside = lax.bitwise_and(inside,
+                          lax.compare(c, ad.scalar(0, c.aval.dtype, c.device), direction="GE"))
+        ok = inside if ok is None else lax.bitwise_and(ok, inside)
     return ad.broadcast(ok, updates.aval.shape, range(nb))
 
 
 def _at_updates(node, x, idx, updates, axes):
     """node (shape of x) read at every update's slot; zero for dropped updates."""
-    return ad.select(_in_bounds(x, idx, updates, axes), ad.p(gather, node, idx, axes=axes),
+    return lax.select(_in_bounds(x, idx, updates, axes), lax.gather(node, idx, axes=axes),
                      ad.zeros(updates))
 
 
@@ -205,12 +205,12 @@ def _candidates(x, idx, updates, out, axes):
     """For min/max: (x is out, update k is its slot's out, number of candidates per slot) as
     masks in x's dtype."""
     one, zero = ad.const(x, 1), ad.zeros(x)
-    x_wins = ad.select(ad.compare(x, out, "EQ"), one, zero)
-    at_slot = ad.p(gather, out, idx, axes=axes)
-    u_wins = ad.select(ad.p(ew.bitwise_and, _in_bounds(x, idx, updates, axes),
-                            ad.compare(updates, at_slot, "EQ")),
+    x_wins = lax.select(lax.compare(x, out, direction="EQ"), one, zero)
+    at_slot = lax.gather(out, idx, axes=axes)
+    u_wins = lax.select(lax.bitwise_and(_in_bounds(x, idx, updates, axes),
+                            lax.compare(updates, at_slot, direction="EQ")),
                        ad.const(updates, 1), ad.zeros(updates))
-    count = ad.p(scatter, x_wins, idx, u_wins, axes=axes, mode="add")
+    count = lax.scatter(x_wins, idx, u_wins, axes=axes, mode="add")
     return x_wins, u_wins, count
 
 
@@ -221,21 +221,21 @@ def _product_of_others(x, idx, updates, axes):
     the only zero (else 0)."""
     one, zero = ad.const(x, 1), ad.zeros(x)
     u_one, u_zero = ad.const(updates, 1), ad.zeros(updates)
-    product = ad.p(scatter, one, idx, updates, axes=axes, mode="mul")
-    x_is_zero = ad.compare(x, zero, "EQ")
-    u_is_zero = ad.compare(updates, u_zero, "EQ")
-    nonzero = ad.p(scatter, ad.select(x_is_zero, one, x), idx,
-                   ad.select(u_is_zero, u_one, updates), axes=axes, mode="mul")
-    zeros = ad.p(scatter, ad.select(x_is_zero, one, zero), idx,
-                 ad.select(u_is_zero, u_one, u_zero), axes=axes, mode="add")
-    p_k = ad.p(gather, nonzero, idx, axes=axes)
-    z_k = ad.p(gather, zeros, idx, axes=axes)
-    safe_u = ad.select(u_is_zero, u_one, updates)
-    others = ad.select(u_is_zero,
-                       ad.select(ad.compare(z_k, u_one, "EQ"), p_k, u_zero),
-                       ad.select(ad.compare(z_k, u_zero, "EQ"), ad.div(p_k, safe_u), u_zero))
+    product = lax.scatter(one, idx, updates, axes=axes, mode="mul")
+    x_is_zero = lax.compare(x, zero, direction="EQ")
+    u_is_zero = lax.compare(updates, u_zero, direction="EQ")
+    nonzero = lax.scatter(lax.select(x_is_zero, one, x), idx,
+                   lax.select(u_is_zero, u_one, updates), axes=axes, mode="mul")
+    zeros = lax.scatter(lax.select(x_is_zero, one, zero), idx,
+                 lax.select(u_is_zero, u_one, u_zero), axes=axes, mode="add")
+    p_k = lax.gather(nonzero, idx, axes=axes)
+    z_k = lax.gather(zeros, idx, axes=axes)
+    safe_u = lax.select(u_is_zero, u_one, updates)
+    others = lax.select(u_is_zero,
+                       lax.select(lax.compare(z_k, u_one, direction="EQ"), p_k, u_zero),
+                       lax.select(lax.compare(z_k, u_zero, direction="EQ"), lax.divide(p_k, safe_u), u_zero))
     valid = _in_bounds(x, idx, updates, axes)
-    return product, ad.select(valid, others, u_zero)
+    return product, lax.select(valid, others, u_zero)
 
 
 def _scatter_jvp(tangents, x, idx, updates, *, out, axes, mode):
@@ -245,13 +245,13 @@ def _scatter_jvp(tangents, x, idx, updates, *, out, axes, mode):
     tx = ad.zeros(x) if tx is None else tx
     tu = ad.zeros(updates) if tu is None else tu
     if mode in ("set", "add"):
-        return ad.p(scatter, tx, idx, tu, axes=axes, mode=mode)
+        return lax.scatter(tx, idx, tu, axes=axes, mode=mode)
     if mode == "mul":
         product, others = _product_of_others(x, idx, updates, axes)
-        return ad.p(scatter, ad.mul(tx, product), idx, ad.mul(tu, others), axes=axes, mode="add")
+        return lax.scatter(lax.multiply(tx, product), idx, lax.multiply(tu, others), axes=axes, mode="add")
     x_wins, u_wins, count = _candidates(x, idx, updates, out, axes)
-    total = ad.p(scatter, ad.mul(tx, x_wins), idx, ad.mul(tu, u_wins), axes=axes, mode="add")
-    return ad.div(total, count)
+    total = lax.scatter(lax.multiply(tx, x_wins), idx, lax.multiply(tu, u_wins), axes=axes, mode="add")
+    return lax.divide(total, count)
 
 
 def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
@@ -261,15 +261,15 @@ def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
         return (ct, None, _at_updates(ct, x, idx, updates, axes))
     if mode == "set":
         # overwritten elements get no gradient; each update gets the gradient of its slot
-        cleared = ad.p(scatter, ct, idx, ad.zeros(updates), axes=axes, mode="set")
+        cleared = lax.scatter(ct, idx, ad.zeros(updates), axes=axes, mode="set")
         return (cleared, None, _at_updates(ct, x, idx, updates, axes))
     if mode == "mul":
         product, others = _product_of_others(x, idx, updates, axes)
-        ct_u = ad.mul(ad.p(gather, ct, idx, axes=axes), ad.conj(others))
-        return (ad.mul(ct, ad.conj(product)), None, ct_u)
+        ct_u = lax.multiply(lax.gather(ct, idx, axes=axes), ad.conj(others))
+        return (lax.multiply(ct, ad.conj(product)), None, ct_u)
     x_wins, u_wins, count = _candidates(x, idx, updates, out, axes)
-    shared = ad.div(ct, count)
-    return (ad.mul(shared, x_wins), None, ad.mul(ad.p(gather, shared, idx, axes=axes), u_wins))
+    shared = lax.divide(ct, count)
+    return (lax.multiply(shared, x_wins), None, lax.multiply(lax.gather(shared, idx, axes=axes), u_wins))
 
 
 scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl,

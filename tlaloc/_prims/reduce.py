@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import _dtypes as dt
-from . import ad
+from . import ad, lax
 from .core import aval, declare
 from ..lowering.stablehlo import tensor_type
 
@@ -80,26 +80,26 @@ def _sum_vjp(ct, x, *, out, axes):
 
 def _prod_partial(x, out, axes):
     # d prod / d x_i = prod / x_i: exact except where x_i == 0 (see docs/derivatives.md)
-    return ad.div(_expand(out, x, axes), x)
+    return lax.divide(_expand(out, x, axes), x)
 
 
 def _extremum_weights(x, out, axes):
     """1/k on each of the k elements equal to the extremum, 0 elsewhere (as in JAX)."""
-    hit = ad.convert(ad.compare(x, _expand(out, x, axes), "EQ"), x.aval.dtype)
-    count = ad.p(reduce_sum, hit, axes=axes)
-    return ad.div(hit, _expand(count, x, axes))
+    hit = ad.convert(lax.compare(x, _expand(out, x, axes), direction="EQ"), x.aval.dtype)
+    count = lax.reduce_sum(hit, axes=axes)
+    return lax.divide(hit, _expand(count, x, axes))
 
 
 def _weighted_rules(weights):
     def jvp(tangents, x, *, out, axes):
         if tangents[0] is None or not ad.differentiable(x):
             return None
-        return ad.p(reduce_sum, ad.mul(tangents[0], weights(x, out, axes)), axes=axes)
+        return lax.reduce_sum(lax.multiply(tangents[0], weights(x, out, axes)), axes=axes)
 
     def vjp(ct, x, *, out, axes):
         if not ad.differentiable(x):
             return (None,)
-        return (ad.mul(_expand(ct, x, axes), ad.conj(weights(x, out, axes))),)
+        return (lax.multiply(_expand(ct, x, axes), ad.conj(weights(x, out, axes))),)
 
     return {"jvp": jvp, "vjp": vjp}
 
@@ -197,9 +197,9 @@ def _dot_jvp(tangents, lhs, rhs, *, out, contract, batch):
     ta, tb = tangents
     total = None
     if ta is not None:
-        total = ad.p(dot_general, ta, rhs, contract=contract, batch=batch)
+        total = lax.dot_general(ta, rhs, contract=contract, batch=batch)
     if tb is not None:
-        total = ad.add_any(total, ad.p(dot_general, lhs, tb, contract=contract, batch=batch))
+        total = ad.add_any(total, lax.dot_general(lhs, tb, contract=contract, batch=batch))
     return total
 
 
@@ -211,7 +211,7 @@ def _dot_ct_operand(ct, other, nb, n_free_self, ct_other_free, own, other_dims):
     of the other operand, with contract pairs aligned to own's contract dims."""
     own_b, own_c, own_f = own
     oth_b, oth_c, oth_f = other_dims
-    g = ad.p(dot_general, ct, ad.conj(other), contract=(tuple(ct_other_free), tuple(oth_f)),
+    g = lax.dot_general(ct, ad.conj(other), contract=(tuple(ct_other_free), tuple(oth_f)),
              batch=(tuple(range(nb)), tuple(oth_b)))
     # g dims: batch, this operand's free dims, then the other's contract dims in sorted order
     rest = sorted(oth_c)

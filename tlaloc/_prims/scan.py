@@ -24,7 +24,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .._graph import bind
 from ..lowering.stablehlo import tensor_type
-from . import ad
+from . import ad, lax
 from . import shape as sh
 from .core import aval, declare
 from .reduce import _identity
@@ -229,30 +229,30 @@ def _source_coordinates(x, out, axis):
     for d in range(len(shape)):
         pos = bind(sh.iota, (), {"shape": shape, "dtype": dt.int64, "dim": d}, x.device)
         if d == axis:
-            pos = ad.p(cumulative, ad.select(ad.compare(x, out, "EQ"), pos, zero),
+            pos = lax.cumulative(lax.select(lax.compare(x, out, direction="EQ"), pos, zero),
                        axis=axis, kind="max")
         columns.append(ad.reshape(pos, shape + (1,)))
-    return ad.p(sh.concatenate, *columns, axis=len(shape))
+    return lax.concatenate(*columns, axis=len(shape))
 
 
 def _cumulative_jvp(tangents, x, *, out, axis, kind):
     if tangents[0] is None or not ad.differentiable(x):
         return None
     if kind == "sum":
-        return ad.p(cumulative, tangents[0], axis=axis, kind=kind)
+        return lax.cumulative(tangents[0], axis=axis, kind=kind)
     if kind == "prod":
-        return ad.mul(out, ad.p(cumulative, ad.div(tangents[0], x), axis=axis, kind="sum"))
+        return lax.multiply(out, lax.cumulative(lax.divide(tangents[0], x), axis=axis, kind="sum"))
     if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
         return tangents[0]
     from .indexing import gather
     coords = _source_coordinates(x, out, axis)
-    return ad.p(gather, tangents[0], coords, axes=tuple(range(len(x.aval.shape))))
+    return lax.gather(tangents[0], coords, axes=tuple(range(len(x.aval.shape))))
 
 
 def _reverse_cumsum(node, axis):
     from .shape import reverse
-    flipped = ad.p(reverse, node, dims=(axis,))
-    return ad.p(reverse, ad.p(cumulative, flipped, axis=axis, kind="sum"), dims=(axis,))
+    flipped = lax.reverse(node, dims=(axis,))
+    return lax.reverse(lax.cumulative(flipped, axis=axis, kind="sum"), dims=(axis,))
 
 
 def _cumulative_vjp(ct, x, *, out, axis, kind):
@@ -261,12 +261,12 @@ def _cumulative_vjp(ct, x, *, out, axis, kind):
     if kind == "sum":
         return (_reverse_cumsum(ct, axis),)
     if kind == "prod":
-        return (ad.div(_reverse_cumsum(ad.mul(ct, ad.conj(out)), axis), ad.conj(x)),)
+        return (lax.divide(_reverse_cumsum(lax.multiply(ct, ad.conj(out)), axis), ad.conj(x)),)
     if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
         return (ct,)
     from .indexing import scatter
     coords = _source_coordinates(x, out, axis)
-    return (ad.p(scatter, ad.zeros(x), coords, ct, axes=tuple(range(len(x.aval.shape))),
+    return (lax.scatter(ad.zeros(x), coords, ct, axes=tuple(range(len(x.aval.shape))),
                  mode="add"),)
 
 

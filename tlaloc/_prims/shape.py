@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from . import ad
+from . import ad, lax
 from .core import aval, declare
 
 
@@ -95,7 +95,7 @@ def _slice_transpose(ct, x, *, out, start, limit, strides):
         low.append(lo)
         high.append(n - lo - spread)
         interior.append(st - 1 if m > 1 else 0)
-    return (ad.p(pad, ct, _scalar_zero(ct), low=tuple(low), high=tuple(high), interior=tuple(interior)),)
+    return (lax.pad(ct, _scalar_zero(ct), low=tuple(low), high=tuple(high), interior=tuple(interior)),)
 
 
 def _scalar_zero(like):
@@ -125,7 +125,7 @@ reverse = declare(
     emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
-    **ad.linear_rules(lambda ct, x, *, out, dims: (ad.p(reverse, ct, dims=dims),)))
+    **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)))
 
 
 def _concat_infer(*xs, axis):
@@ -146,7 +146,7 @@ def _concat_transpose(ct, *xs, out, axis):
         n = x.aval.shape[axis]
         start = tuple(offset if d == axis else 0 for d in range(len(shape)))
         limit = tuple(offset + n if d == axis else shape[d] for d in range(len(shape)))
-        cts.append(ad.p(slice, ct, start=start, limit=limit, strides=(1,) * len(shape)))
+        cts.append(lax.slice(ct, start=start, limit=limit, strides=(1,) * len(shape)))
         offset += n
     return tuple(cts)
 
@@ -216,14 +216,14 @@ def _pad_impl(x, padding_value, *, low, high, interior):
 
 def _pad_transpose(ct, x, padding_value, *, out, low, high, interior):
     # undo negative padding (cropping) with zeros, then take every (interior+1)-th element
-    grown = ad.p(pad, ct, _scalar_zero(ct), low=tuple(max(-l, 0) for l in low),
+    grown = lax.pad(ct, _scalar_zero(ct), low=tuple(max(-l, 0) for l in low),
                  high=tuple(max(-h, 0) for h in high), interior=(0,) * len(low))
     start = tuple(max(l, 0) for l in low)
     strides = tuple(i + 1 for i in interior)
     limit = tuple(s + (n - 1) * st + 1 if n else s for s, n, st in zip(start, x.aval.shape, strides))
-    ct_x = ad.p(slice, grown, start=start, limit=limit, strides=strides)
+    ct_x = lax.slice(grown, start=start, limit=limit, strides=strides)
     all_axes = tuple(range(len(low)))
-    ct_v = ad.sub(ad.sum_axes(ct, all_axes), ad.sum_axes(ct_x, all_axes))
+    ct_v = lax.subtract(ad.sum_axes(ct, all_axes), ad.sum_axes(ct_x, all_axes))
     return (ct_x, ct_v)
 
 
@@ -257,7 +257,7 @@ def _dynamic_slice_impl(x, *starts, sizes):
 
 def _dynamic_slice_vjp(ct, x, *starts, out, sizes):
     zero = ad.zeros(x)
-    return (ad.p(dynamic_update_slice, zero, ct, *starts),) + (None,) * len(starts)
+    return (lax.dynamic_update_slice(zero, ct, *starts),) + (None,) * len(starts)
 
 
 def _dynamic_slice_source(ctx, x, *starts, sizes):
@@ -274,7 +274,7 @@ dynamic_slice = declare(
     emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
     jvp=lambda tangents, x, *starts, out, sizes: (
-        None if tangents[0] is None else ad.p(dynamic_slice, tangents[0], *starts, sizes=sizes)),
+        None if tangents[0] is None else lax.dynamic_slice(tangents[0], *starts, sizes=sizes)),
     vjp=_dynamic_slice_vjp)
 
 
@@ -298,13 +298,13 @@ def _dynamic_update_jvp(tangents, x, update, *starts, out):
     tx, tu = tangents[0], tangents[1]
     if tx is None and tu is None:
         return None
-    return ad.p(dynamic_update_slice, ad.zeros(x) if tx is None else tx,
+    return lax.dynamic_update_slice(ad.zeros(x) if tx is None else tx,
                 ad.zeros(update) if tu is None else tu, *starts)
 
 
 def _dynamic_update_vjp(ct, x, update, *starts, out):
-    cleared = ad.p(dynamic_update_slice, ct, ad.zeros(update), *starts)
-    piece = ad.p(dynamic_slice, ct, *starts, sizes=update.aval.shape)
+    cleared = lax.dynamic_update_slice(ct, ad.zeros(update), *starts)
+    piece = lax.dynamic_slice(ct, *starts, sizes=update.aval.shape)
     return (cleared, piece) + (None,) * len(starts)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
-from . import ad
+from . import ad, lax
 from .core import aval, declare
 
 
@@ -140,7 +140,7 @@ def _sort_jvp(tangents, *operands, out, dimension, num_keys, descending, output)
     if t is None or not ad.differentiable(out):
         return None
     # the tangent rides along as one more operand, permuted like the others
-    return ad.p(sort, *operands, t, dimension=dimension, num_keys=num_keys,
+    return lax.sort(*operands, t, dimension=dimension, num_keys=num_keys,
                 descending=descending, output=len(operands))
 
 
@@ -153,10 +153,10 @@ def _sort_vjp(ct, *operands, out, dimension, num_keys, descending, output):
     from .. import _dtypes as dt
     position = bind(iota, (), {"shape": out.aval.shape, "dtype": dt.int64, "dim": dimension},
                     out.device)
-    perm = ad.p(sort, *operands[:num_keys], position, dimension=dimension, num_keys=num_keys,
+    perm = lax.sort(*operands[:num_keys], position, dimension=dimension, num_keys=num_keys,
                 descending=descending, output=num_keys)
     # un-permute: sorting (perm, ct) by perm puts each cotangent back at its origin
-    cts[output] = ad.p(sort, perm, ct, dimension=dimension, num_keys=1, descending=False,
+    cts[output] = lax.sort(perm, ct, dimension=dimension, num_keys=1, descending=False,
                        output=1)
     return tuple(cts)
 

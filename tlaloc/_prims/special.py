@@ -14,9 +14,8 @@ import math
 
 import numpy as np
 
-from . import ad
-from . import autodiff as adp
-from . import elementwise as ew
+from .. import _dtypes as dt
+from . import ad, lax
 from .core import declare, kinds_check
 
 
@@ -60,40 +59,40 @@ class Expr:
     def _lift(self, other):
         return other if isinstance(other, Expr) else self.const(other)
 
-    def _bin(self, prim, other, swap=False):
+    def _bin(self, fn, other, swap=False):
         o = self._lift(other)
         a, b = (o, self) if swap else (self, o)
-        return Expr(ad.p(prim, a.node, b.node))
+        return Expr(fn(a.node, b.node))
 
     def __add__(self, o):
-        return self._bin(ew.add, o)
+        return self._bin(lax.add, o)
 
     def __radd__(self, o):
-        return self._bin(ew.add, o, True)
+        return self._bin(lax.add, o, True)
 
     def __sub__(self, o):
-        return self._bin(ew.subtract, o)
+        return self._bin(lax.subtract, o)
 
     def __rsub__(self, o):
-        return self._bin(ew.subtract, o, True)
+        return self._bin(lax.subtract, o, True)
 
     def __mul__(self, o):
-        return self._bin(ew.multiply, o)
+        return self._bin(lax.multiply, o)
 
     def __rmul__(self, o):
-        return self._bin(ew.multiply, o, True)
+        return self._bin(lax.multiply, o, True)
 
     def __truediv__(self, o):
-        return self._bin(ew.divide, o)
+        return self._bin(lax.divide, o)
 
     def __rtruediv__(self, o):
-        return self._bin(ew.divide, o, True)
+        return self._bin(lax.divide, o, True)
 
     def __neg__(self):
-        return Expr(ad.neg(self.node))
+        return Expr(lax.negate(self.node))
 
     def _cmp(self, o, direction):
-        return Expr(ad.compare(self.node, self._lift(o).node, direction))
+        return Expr(lax.compare(self.node, self._lift(o).node, direction=direction))
 
     def __lt__(self, o):
         return self._cmp(o, "LT")
@@ -114,18 +113,18 @@ class Expr:
         return self._cmp(o, "NE")
 
     def __and__(self, o):
-        return self._bin(ew.bitwise_and, o)
+        return self._bin(lax.bitwise_and, o)
 
     def __or__(self, o):
-        return self._bin(ew.bitwise_or, o)
+        return self._bin(lax.bitwise_or, o)
 
     def __invert__(self):
-        return Expr(ad.p(ew.bitwise_not, self.node))
+        return Expr(lax.bitwise_not(self.node))
 
 
-def ap(prim, *args, **params):
-    """`prim` applied to Exprs."""
-    return Expr(ad.p(prim, *(a.node for a in args), **params))
+def ap(fn, *args, **params):
+    """The node function `fn` (of _prims/lax.py) applied to Exprs."""
+    return Expr(fn(*(a.node for a in args), **params))
 
 
 def where(cond, a, b):
@@ -134,31 +133,31 @@ def where(cond, a, b):
     if not isinstance(like, Expr):
         raise TypeError("where: one branch must be an Expr (it sets the dtype)")
     a, b = like._lift(a), like._lift(b)
-    return Expr(ad.select(cond.node, a.node, b.node))
+    return Expr(lax.select(cond.node, a.node, b.node))
 
 
 def exp(x):
-    return ap(ew.exp, x)
+    return ap(lax.exp, x)
 
 
 def log(x):
-    return ap(ew.log, x)
+    return ap(lax.log, x)
 
 
 def log1p(x):
-    return ap(ew.log1p, x)
+    return ap(lax.log1p, x)
 
 
 def sqrt(x):
-    return ap(ew.sqrt, x)
+    return ap(lax.sqrt, x)
 
 
 def fabs(x):
-    return ap(ew.abs, x)
+    return ap(lax.abs, x)
 
 
 def floor(x):
-    return ap(ew.floor, x)
+    return ap(lax.floor, x)
 
 
 def isnan(x):
@@ -170,8 +169,7 @@ def isinf(x):
 
 
 def signbit(x):
-    from .. import _dtypes as dt
-    bits = ap(ew.bitcast_convert, x, dtype=dt.canonicalize(f"int{x.dtype.bits}"))
+    bits = ap(lax.bitcast_convert, x, dtype=dt.canonicalize(f"int{x.dtype.bits}"))
     return bits < 0
 
 
@@ -235,7 +233,7 @@ class Derivative:
 
 def with_derivative(rule, value, *args):
     """`value` (a composition of `args`) with derivative `rule`."""
-    return Expr(ad.p(adp.custom_call, value.node, *(a.node for a in args), rule=rule))
+    return Expr(lax.custom_derivative_call(value.node, *(a.node for a in args), rule=rule))
 
 
 
@@ -278,7 +276,7 @@ def i0e(x: Expr) -> Expr:
 
 
 # d/dx i0e = i1e - sign(x) i0e
-_D_I0E = Derivative("i0e", lambda x, out: ap(bessel_i1e, x) - ap(ew.sign, x) * out)
+_D_I0E = Derivative("i0e", lambda x, out: ap(lax.bessel_i1e, x) - ap(lax.sign, x) * out)
 
 
 def i0e_d(x: Expr) -> Expr:
@@ -288,7 +286,7 @@ def i0e_d(x: Expr) -> Expr:
 
 def _nearest_offset(x):
     """x - n for the integer n nearest to x: exact, in [-1/2, 1/2]."""
-    return x - ap(ew.round_even, x)
+    return x - ap(lax.round_even, x)
 
 
 def polygamma_any(n: Expr, x: Expr) -> Expr:
@@ -308,9 +306,9 @@ def polygamma_any(n: Expr, x: Expr) -> Expr:
     odd = n - 2.0 * floor(n * 0.5)             # 1 for odd n, 0 for even
     sign = 2.0 * odd - 1.0                     # (-1)**(n+1)
     # the first two terms cancel exactly for even n at half-integers: add them first
-    negative = ((ap(polygamma, n, r) + sign * ap(polygamma, n, r1))
-                - sign * ap(polygamma, n, 1.0 - xn))
-    return where(positive, ap(polygamma, n, xp), negative)
+    negative = ((ap(lax.polygamma, n, r) + sign * ap(lax.polygamma, n, r1))
+                - sign * ap(lax.polygamma, n, 1.0 - xn))
+    return where(positive, ap(lax.polygamma, n, xp), negative)
 
 
 def trigamma(x: Expr) -> Expr:
@@ -319,9 +317,9 @@ def trigamma(x: Expr) -> Expr:
     offset of x to the nearest integer."""
     positive = x > 0.0
     xn = where(positive, -0.5, x)
-    s = ap(ew.sin, _nearest_offset(xn) * math.pi)
-    negative = (math.pi ** 2) / (s * s) - ap(polygamma, x.const(1.0), 1.0 - xn)
-    return where(positive, ap(polygamma, x.const(1.0), where(positive, x, 1.0)), negative)
+    s = ap(lax.sin, _nearest_offset(xn) * math.pi)
+    negative = (math.pi ** 2) / (s * s) - ap(lax.polygamma, x.const(1.0), 1.0 - xn)
+    return where(positive, ap(lax.polygamma, x.const(1.0), where(positive, x, 1.0)), negative)
 
 
 def _generate_coefficients():  # pragma: no cover - documents the tables in this module
@@ -366,7 +364,7 @@ def _partial(fn):
 def i1e_partial(x, out):
     # d/dx i1e = i0e - i1e (sign(x) + 1/x); 1/2 at 0
     zero = x.eq(0.0)
-    d = i0e_d(x) - out * (ap(ew.sign, x) + 1.0 / where(zero, 1.0, x))
+    d = i0e_d(x) - out * (ap(lax.sign, x) + 1.0 / where(zero, 1.0, x))
     return where(zero, 0.5, d)
 
 
@@ -389,7 +387,7 @@ erfc = _unary("erfc", "chlo.erfc", "erfc",
 erf_inv = _unary("erf_inv", "chlo.erf_inv", "erfinv",
                  lambda x, out: exp(out * out) * (math.sqrt(math.pi) / 2), "xp.special.erfinv({0})")
 lgamma = _unary("lgamma", "chlo.lgamma", "gammaln",
-                lambda x, out: ap(digamma, x), "xp.special.gammaln({0})")
+                lambda x, out: ap(lax.digamma, x), "xp.special.gammaln({0})")
 # d/dx digamma = polygamma(1, x), for negative x too
 digamma = _unary("digamma", "chlo.digamma", "psi",
                  lambda x, out: trigamma(x), "xp.special.digamma({0})")
@@ -400,4 +398,4 @@ polygamma = declare(
     "polygamma", infer=kinds_check("polygamma", "f"), elementwise=True,
     emit=lambda ctx, n, x: ctx.simple("chlo.polygamma", n, x), impl=_in_dtype(_polygamma_impl),
     source="xp.special.polygamma({0}, {1})",
-    **ad.elementwise_rules(None, _partial(lambda n, x, out: ap(polygamma, n + 1.0, x))))
+    **ad.elementwise_rules(None, _partial(lambda n, x, out: ap(lax.polygamma, n + 1.0, x))))
