@@ -104,6 +104,19 @@ def test_depth_bound_keeps_no_array_alive_and_skips_unreadable_ones():
         np.asarray(stale)
 
 
+def test_donating_a_scalar_spares_other_arrays_with_the_same_value():
+    """0-d values share one device copy per value; a copy the table has since forgotten is
+    still shared by the arrays that hold it. Donating one of them used to delete it under
+    the others ("Buffer has been deleted or donated" when they were read again)."""
+    xp.config.update(execution="compiled")
+    x, y = xp.asarray(np.float64(1.0)), xp.asarray(np.float64(1.0))
+    assert float(x + 1.0) == 2.0 and float(y + 2.0) == 3.0   # both hold the shared copy
+    for k in range(100):                     # other values: the table forgets that copy
+        float(xp.asarray(np.float64(k + 10.5)) * 1.0)
+    assert float(xp.jit(lambda a: a * 3.0, donate_argnums=0)(x)) == 3.0
+    assert float(y + 2.0) == 3.0
+
+
 def test_jit_traces_functions_deeper_than_the_bound():
     xp.config.update(max_pending=64)
 

@@ -16,6 +16,7 @@ import concurrent.futures
 import math
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -80,6 +81,9 @@ class PjrtBackend:
         self._lock = threading.Lock()
         self._disk = DiskCache(runtime.cache_identity())
         self._scalars = {}
+        # every buffer the scalar table handed out, by id, while it lives: leaves keep the
+        # buffer after the table forgets it, so it stays shared (and must not be donated)
+        self._shared_scalars = weakref.WeakValueDictionary()
 
     # -------------------------------------------------------------- values
 
@@ -109,6 +113,7 @@ class PjrtBackend:
             if len(self._scalars) >= _SCALAR_TABLE_SIZE:
                 self._scalars.clear()
             buf = self._scalars[key] = self.runtime.put(value)
+            self._shared_scalars[id(buf)] = buf
         return buf
 
     # -------------------------------------------------------------- running
@@ -167,9 +172,9 @@ class PjrtBackend:
             # a donated buffer must be this input's alone (a shared scalar copy, or the same
             # array passed twice, would be consumed under the other's feet)
             uses = collections.Counter(map(id, buffers))
-            shared = set(map(id, list(self._scalars.values())))   # (list(): see above)
+            shared = self._shared_scalars
             for i in donated:
-                if uses[id(buffers[i])] > 1 or id(buffers[i]) in shared:
+                if uses[id(buffers[i])] > 1 or shared.get(id(buffers[i])) is buffers[i]:
                     uses[id(buffers[i])] -= 1
                     buffers[i] = leaves[i].value = self.runtime.put(
                         np.ascontiguousarray(to_host(buffers[i])))
