@@ -119,7 +119,10 @@ class Array:
             raise ValueError("to_device: tlaloc has no streams; pass stream=None")
         from ._devices import device as as_device
         from ._graph import transfer
-        target = as_device(device)
+        try:
+            target = as_device(device)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"to_device: {e}") from None
         if target == self.device:
             return self
         return Array._from_node(transfer(self._node, target))

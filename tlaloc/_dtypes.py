@@ -98,18 +98,22 @@ def from_numpy(dt) -> DType:
         raise TypeError(f"tlaloc has no dtype matching NumPy's {dt!r}") from None
 
 
-def canonicalize(dtype) -> DType:
-    """Accept a tlaloc dtype, a NumPy dtype or a dtype name; TypeError otherwise."""
+def canonicalize(dtype, name=None, argname="dtype") -> DType:
+    """Accept a tlaloc dtype, a NumPy dtype or a dtype name; TypeError otherwise, naming the
+    function `name` and its argument `argname` when given."""
     if isinstance(dtype, DType):
         return dtype
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
-    if dtype in (builtins.bool, builtins.int, builtins.float, builtins.complex) or dtype is None:
+    if dtype not in (builtins.bool, builtins.int, builtins.float, builtins.complex) and dtype is not None:
+        try:
+            return from_numpy(dtype)
+        except TypeError:
+            pass
+    if name is None:
         raise TypeError(f"expected a tlaloc dtype, got {dtype!r}")
-    try:
-        return from_numpy(dtype)
-    except TypeError:
-        raise TypeError(f"expected a tlaloc dtype, got {dtype!r}") from None
+    raise TypeError(f"{name}: {argname} must be a tlaloc dtype (such as tlaloc.float64), "
+                    f"got {dtype!r}")
 
 
 # ----------------------------------------------------------------------------- defaults
@@ -203,14 +207,16 @@ def int_bounds(d: DType) -> tuple:
     return int(info.min), int(info.max)
 
 
-def check_int_fits(value: int, d: DType) -> None:
+def check_int_fits(value: int, d: DType, name=None) -> None:
     lo, hi = int_bounds(d)
     if not lo <= value <= hi:
-        raise OverflowError(f"Python int {value} is out of bounds for {d}")
+        where = "" if name is None else f"{name}: "
+        raise OverflowError(f"{where}Python int {value} is out of bounds for {d}")
 
 
-def scalar_dtype(value, array_dtype: DType) -> DType:
-    """The dtype a Python scalar takes when it meets an array of `array_dtype`."""
+def scalar_dtype(value, array_dtype: DType, name=None) -> DType:
+    """The dtype a Python scalar takes when it meets an array of `array_dtype` (OverflowError,
+    naming the function `name`, for an int the integer dtype cannot hold)."""
     k = array_dtype.kind
     if isinstance(value, builtins.bool):
         return array_dtype
@@ -218,7 +224,7 @@ def scalar_dtype(value, array_dtype: DType) -> DType:
         if k == "b":
             return DEFAULTS.integral
         if k in "iu":
-            check_int_fits(value, array_dtype)
+            check_int_fits(value, array_dtype, name)
         return array_dtype
     if isinstance(value, builtins.float):
         return array_dtype if k in "fc" else DEFAULTS.real_floating
@@ -301,7 +307,7 @@ def _finfo(d: DType) -> finfo_object:
 
 def finfo(type, /) -> finfo_object:
     d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
-    d = canonicalize(d)
+    d = canonicalize(d, "finfo", "type")
     if d.kind not in "fc":
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     return _finfo(d)
@@ -309,7 +315,7 @@ def finfo(type, /) -> finfo_object:
 
 def iinfo(type, /) -> iinfo_object:
     d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
-    d = canonicalize(d)
+    d = canonicalize(d, "iinfo", "type")
     if d.kind not in "iu":
         raise TypeError(f"iinfo: {d} is not an integer dtype")
     i = np.iinfo(d.numpy)

@@ -22,8 +22,8 @@ from ._graph import bind
 from ._prims import elementwise as ew
 from ._prims import fft as fp
 from ._prims import shape as sh
-from ._api._core import (cast, constant, node_of, normalize_axes, normalize_axis, resolve_device,
-                         scalar_node, wrap, broadcast_to_shape)
+from ._api._core import (cast, check_size, constant, node_of, normalize_axes, normalize_axis,
+                         resolve_device, scalar_node, wrap, broadcast_to_shape)
 from ._api._core import fresh
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -75,16 +75,17 @@ def _length(name, n, argname="n"):
     return n
 
 
-def _resize(node, axis, n):
+def _resize(name, node, axis, n):
     """Trim or zero-pad `node` to length `n` along `axis`."""
     shape = node.aval.shape
     size = shape[axis]
     if size == n:
         return node
     nd = len(shape)
+    limit = tuple(n if i == axis else s for i, s in enumerate(shape))
     if size > n:
-        limit = tuple(n if i == axis else s for i, s in enumerate(shape))
         return _p(sh.slice, node, start=(0,) * nd, limit=limit, strides=(1,) * nd)
+    check_size(name, limit, node.aval.dtype, node.device)
     zero = constant(0, (), node.aval.dtype, node.device)
     high = tuple(n - size if i == axis else 0 for i in range(nd))
     return _p(sh.pad, node, zero, low=(0,) * nd, high=high, interior=(0,) * nd)
@@ -160,7 +161,7 @@ def _one_axis(name, x, n, axis, norm, fft_type):
     ax = normalize_axis(name, axis, x.ndim)
     n = x.shape[ax] if n is None else n
     n = _length(name, n)
-    node = _resize(node, ax, n)
+    node = _resize(name, node, ax, n)
     return wrap(_scale(_c2c(node, (ax,), fft_type), norm, n, fft_type == "IFFT"))
 
 
@@ -179,7 +180,7 @@ def _n_axes(name, x, s, axes, norm, fft_type):
     _norm(name, norm)
     axes, sizes = _axes_and_sizes(name, x, s, axes)
     for a, n in zip(axes, sizes):
-        node = _resize(node, a, _length(name, n, "s"))
+        node = _resize(name, node, a, _length(name, n, "s"))
     if not axes:
         return wrap(node)
     return wrap(_scale(_c2c(node, axes, fft_type), norm, math.prod(sizes), fft_type == "IFFT"))
@@ -201,7 +202,7 @@ def ifftn(x, /, *, s=None, axes=None, norm="backward"):
 def _rfft_node(name, node, axes, sizes):
     """RFFT over `axes` (the last gets the half spectrum), after resizing to `sizes`."""
     for a, n in zip(axes, sizes):
-        node = _resize(node, a, n)
+        node = _resize(name, node, a, n)
     last = axes[-3:]
     moved, inverse = _to_end(node, last)
     out = _back(_p(fp.fft, moved, fft_type="RFFT", fft_length=tuple(sizes[-3:])), inverse)
@@ -211,8 +212,11 @@ def _rfft_node(name, node, axes, sizes):
 def _irfft_node(name, node, axes, sizes):
     """The inverse of `_rfft_node`: sizes are those of the real output."""
     for a, n in zip(axes[:-1], sizes[:-1]):
-        node = _resize(node, a, n)
-    node = _resize(node, axes[-1], sizes[-1] // 2 + 1)
+        node = _resize(name, node, a, n)
+    node = _resize(name, node, axes[-1], sizes[-1] // 2 + 1)
+    check_size(name, tuple(sizes[list(axes).index(i)] if i in axes else m
+                           for i, m in enumerate(node.aval.shape)),
+               dt.real_of(node.aval.dtype), node.device)
     node = _c2c(node, axes[:-3], "IFFT")
     moved, inverse = _to_end(node, axes[-3:])
     return _back(_p(fp.fft, moved, fft_type="IRFFT", fft_length=tuple(sizes[-3:])), inverse)
@@ -230,11 +234,15 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
 
 def irfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of rfft: real output of length n (default 2 * (x.shape[axis] - 1))."""
-    node = _complex_input("irfft", x)
-    _norm("irfft", norm)
-    ax = normalize_axis("irfft", axis, x.ndim)
-    n = _length("irfft", 2 * (x.shape[ax] - 1) if n is None else n)
-    return wrap(_scale(_irfft_node("irfft", node, (ax,), (n,)), norm, n, True))
+    return _irfft("irfft", x, n, axis, norm)
+
+
+def _irfft(name, x, n, axis, norm):
+    node = _complex_input(name, x)
+    _norm(name, norm)
+    ax = normalize_axis(name, axis, x.ndim)
+    n = _length(name, 2 * (x.shape[ax] - 1) if n is None else n)
+    return wrap(_scale(_irfft_node(name, node, (ax,), (n,)), norm, n, True))
 
 
 def rfftn(x, /, *, s=None, axes=None, norm="backward"):
@@ -269,21 +277,23 @@ def hfft(x, /, *, n=None, axis=-1, norm="backward"):
     node = _complex_input("hfft", x)
     _norm("hfft", norm)
     conj = _p(ew.complex, _p(ew.real, node), _p(ew.negate, _p(ew.imag, node)))
-    return irfft(wrap(conj), n=n, axis=axis, norm=_SWAP[norm])
+    return _irfft("hfft", wrap(conj), n, axis, _SWAP[norm])
 
 
 def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of hfft: the n//2 + 1 non-negative frequencies of real input."""
-    _real_input("ihfft", x)
+    node = _real_input("ihfft", x)
     _norm("ihfft", norm)
-    out = rfft(x, n=n, axis=axis, norm=_SWAP[norm])._node
+    ax = normalize_axis("ihfft", axis, x.ndim)
+    n = _length("ihfft", x.shape[ax] if n is None else n)
+    out = _scale(_rfft_node("ihfft", node, (ax,), (n,)), _SWAP[norm], n, False)
     return wrap(_p(ew.complex, _p(ew.real, out), _p(ew.negate, _p(ew.imag, out))))
 
 
 # ============================================================================ helpers of the standard
 
 def _freq_dtype(name, dtype):
-    d = dt.DEFAULTS.real_floating if dtype is None else dt.canonicalize(dtype)
+    d = dt.DEFAULTS.real_floating if dtype is None else dt.canonicalize(dtype, name)
     if d.kind != "f":
         raise TypeError(f"{name}: dtype must be a real floating-point dtype, got {d}")
     return d
@@ -300,7 +310,8 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """The sample frequencies of fft: [0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
     n, val = _spacing("fftfreq", n, d)
     fd = _freq_dtype("fftfreq", dtype)
-    dev = resolve_device(device)
+    dev = resolve_device(device, "fftfreq")
+    check_size("fftfreq", (n,), fd, dev)
     k = bind(sh.iota, (), {"shape": (n,), "dtype": dt.int64, "dim": 0}, dev)
     half = constant((n + 1) // 2, (n,), dt.int64, dev)
     wrapped = _p(ew.subtract, k, constant(n, (n,), dt.int64, dev))
@@ -313,8 +324,9 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     """The sample frequencies of rfft: [0, 1, ..., n//2] / (d * n)."""
     n, val = _spacing("rfftfreq", n, d)
     fd = _freq_dtype("rfftfreq", dtype)
-    dev = resolve_device(device)
+    dev = resolve_device(device, "rfftfreq")
     m = n // 2 + 1
+    check_size("rfftfreq", (m,), fd, dev)
     k = bind(sh.iota, (), {"shape": (m,), "dtype": fd, "dim": 0}, dev)
     return wrap(_p(ew.multiply, k, broadcast_to_shape(scalar_node(val, fd, dev), (m,))))
 

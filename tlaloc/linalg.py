@@ -30,8 +30,9 @@ from ._prims import elementwise as ew
 from ._prims import linalg as lp
 from ._prims import reduce as rd
 from ._prims import shape as sh
-from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, constant,
-                         node_of, normalize_axes, normalize_axis, scalar_node, wrap)
+from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_bool, check_devices,
+                         check_size, constant, node_of, normalize_axes, normalize_axis, scalar_node,
+                         wrap)
 from ._api import creation as _cr
 from ._api import elementwise as _ew
 from ._api import statistical as _st
@@ -209,7 +210,8 @@ def trace(x, /, *, offset=0, dtype=None):
     if node.aval.dtype.kind == "b":
         raise TypeError("trace: x must have a numeric dtype, got bool")
     offset = _int("trace", offset, "offset")
-    return _st.sum(wrap(_diag_node(node, offset)), axis=-1, dtype=dtype)
+    acc = _st._accumulator("trace", node, dtype)
+    return _st.sum(wrap(_diag_node(node, offset)), axis=-1, dtype=acc)
 
 
 def _int(name, value, argname):
@@ -229,6 +231,7 @@ def outer(x1, x2, /):
     if len(a.aval.shape) != 1 or len(b.aval.shape) != 1:
         raise ValueError(f"outer: x1 and x2 must be 1-dimensional, got shapes {x1.shape} and {x2.shape}")
     shape = a.aval.shape + b.aval.shape
+    check_size("outer", shape, a.aval.dtype, a.device)
     a = _p(sh.broadcast_in_dim, a, shape=shape, dims=(0,))
     b = _p(sh.broadcast_in_dim, b, shape=shape, dims=(1,))
     return wrap(_p(ew.multiply, a, b))
@@ -271,6 +274,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if isinstance(ord, builtins.bool) or not isinstance(ord, (builtins.int, builtins.float)):
         raise TypeError(f"vector_norm: ord must be a real number, got {ord!r}")
     axes = normalize_axes("vector_norm", axis, x.ndim)
+    check_bool("vector_norm", keepdims, "keepdims")
     a = _ew.abs(wrap(node))._node
     if ord == _inf:
         out = _max_or_zero(a, axes)
@@ -304,6 +308,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     smallest singular value), 1 / -1 (max / min column sum of |x|), inf / -inf (max / min row
     sum)."""
     node = _matrix("matrix_norm", x)
+    check_bool("matrix_norm", keepdims, "keepdims")
     if not _valid_matrix_ord(ord):
         raise ValueError(f"matrix_norm: ord must be one of 'fro', 'nuc', 1, -1, 2, -2, inf, -inf; "
                          f"got {ord!r}")
@@ -458,6 +463,7 @@ def cholesky(x, /, *, upper=False):
     triangle): lower L with x = L @ L^H, or upper U = L^H. Not positive definite: NaN in the
     whole triangle (zeros in the other, as jax gives)."""
     node = _matrix("cholesky", x, square=True)
+    check_bool("cholesky", upper, "upper")
     d = node.aval.dtype
     lower = _cr.tril(wrap(_p(lp.cholesky, _lapack(node))))._node
     out = _conj(_mT(lower)) if upper else lower
@@ -546,6 +552,7 @@ def svd(x, /, *, full_matrices=True):
     """U, S, Vh with x = U @ diag(S) @ Vh; S descending and real. full_matrices: U (..., M, M)
     and Vh (..., N, N); otherwise (..., M, K) and (..., K, N) with K = min(M, N)."""
     node = _matrix("svd", x)
+    check_bool("svd", full_matrices, "full_matrices")
     d = node.aval.dtype
     work = _lapack(node)
     batch, (m, n) = x.shape[:-2], x.shape[-2:]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 
 import numpy as np
 
@@ -36,16 +37,80 @@ def fresh(x: Array) -> Array:
     return out
 
 
-def resolve_device(device):
-    return default_device() if device is None else as_device(device)
+def resolve_device(device, name=None):
+    """The Device for a `device=` argument (None: the default device). A bad one raises
+    TypeError or ValueError naming the function `name` when given."""
+    if device is None:
+        return default_device()
+    if name is None:
+        return as_device(device)
+    try:
+        return as_device(device)
+    except TypeError as e:
+        raise TypeError(f"{name}: device: {e}") from None
+    except ValueError as e:
+        raise ValueError(f"{name}: device: {e}") from None
 
 
-def scalar_node(value, dtype: dt.DType, device):
+# ----------------------------------------------------------------------------- sizes
+
+class ArrayTooLargeError(MemoryError, ValueError):
+    """An array whose size is known, at the call that records it, to be more than its
+    device can hold: more bytes than the machine's physical memory, or a byte count past
+    int64. A MemoryError, as NumPy raises for an allocation it cannot make, and a
+    ValueError, as NumPy raises for a size past its index type."""
+
+
+_INT64_MAX = 2 ** 63 - 1
+_memory = {}   # device -> bytes an array on it may take
+
+
+def memory_limit(device) -> int:
+    """The most bytes one array on `device` may take: the machine's physical memory (PJRT
+    CPU and the interpreter hold arrays in host memory; plugin devices are bounded by the
+    host's as well, their own memory being checked when they allocate)."""
+    limit = _memory.get(device)
+    if limit is None:
+        try:
+            limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, OSError, ValueError):   # no sysconf: only the int64 bound
+            limit = _INT64_MAX
+        limit = _memory[device] = builtins.min(builtins.max(limit, 1), _INT64_MAX)
+    return limit
+
+
+def check_size(name, shape, dtype, device) -> None:
+    """ArrayTooLargeError, naming `name`, unless an array of `shape` and `dtype` fits on
+    `device`. Called where sizes grow (creation, broadcasting, tile, repeat, outer
+    products, fft lengths), not on every recorded operation."""
+    nbytes = math.prod(shape) * (dtype.bits >> 3)
+    if nbytes <= _memory.get(device, 0):
+        return
+    limit = memory_limit(device)
+    if nbytes <= limit:
+        return
+    if nbytes > _INT64_MAX:
+        raise ArrayTooLargeError(f"{name}: an array of shape {tuple(shape)} ({math.prod(shape)} "
+                                 f"elements of {dtype}) is too large: its size in bytes does not "
+                                 "fit in an int64")
+    raise ArrayTooLargeError(f"{name}: an array of shape {tuple(shape)} and dtype {dtype} "
+                             f"needs {_bytes(nbytes)}, more than the {_bytes(limit)} of memory "
+                             f"{device} can use")
+
+
+def _bytes(n) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+
+
+def scalar_node(value, dtype: dt.DType, device, name=None):
     """A 0-d program input holding a Python scalar (an input, not a constant, so the
     compiled program is reused whatever the value). Every use gets its own leaf: sharing
     leaves of equal values would make the program's structure depend on values."""
     if dtype.kind in "iu" and not isinstance(value, builtins.bool):
-        dt.check_int_fits(value, dtype)
+        dt.check_int_fits(value, dtype, name)
     return leaf(np.asarray(value, dtype=dtype.numpy), Aval((), dtype), device)
 
 
@@ -98,6 +163,14 @@ def cast(node, dtype):
     return bind(ew.convert, (node,), {"dtype": dtype})
 
 
+def promote(name, a, b):
+    """dt.promote, its TypeError naming the function."""
+    try:
+        return dt.promote(a, b)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
 def result_dtype(name, *args):
     """The promoted dtype of arrays and Python scalars (scalars are weak)."""
     arrays = [a for a in args if isinstance(a, Array)]
@@ -105,10 +178,10 @@ def result_dtype(name, *args):
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
     d = arrays[0].dtype
     for a in arrays[1:]:
-        d = dt.promote(d, a.dtype)
+        d = promote(name, d, a.dtype)
     for s in args:
         if isinstance(s, _SCALARS):
-            d = dt.scalar_dtype(s, d)
+            d = dt.scalar_dtype(s, d, name)
         elif not isinstance(s, Array):
             raise TypeError(f"{name}: expected tlaloc arrays or Python scalars, "
                             f"got {type(s).__name__}")
@@ -130,16 +203,18 @@ def operands(name, *args, dtype=None):
                     if na.aval.shape == nb.aval.shape:
                         return [na, nb], na.aval.dtype, na.aval.shape
                     shape = broadcast_shapes(na.aval.shape, nb.aval.shape, name=name)
+                    if shape != na.aval.shape and shape != nb.aval.shape:   # an outer product
+                        check_size(name, shape, na.aval.dtype, na.device)
                     return ([broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)],
                             na.aval.dtype, shape)
             elif type(b) is builtins.float or type(b) is builtins.int:
                 d = na.aval.dtype
-                if dt.scalar_dtype(b, d) is d:
+                if dt.scalar_dtype(b, d, name) is d:
                     return [na, scalar_node(b, d, na.device)], d, na.aval.shape
         elif type(b) is Array and (type(a) is builtins.float or type(a) is builtins.int):
             nb = b._node
             d = nb.aval.dtype
-            if dt.scalar_dtype(a, d) is d:
+            if dt.scalar_dtype(a, d, name) is d:
                 return [scalar_node(a, d, nb.device), nb], d, nb.aval.shape
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
@@ -154,6 +229,8 @@ def operands(name, *args, dtype=None):
             check_devices(name, *array_nodes)
         if n.aval.shape != shape:
             shape = broadcast_shapes(*[m.aval.shape for m in array_nodes], name=name)
+            if builtins.all(m.aval.shape != shape for m in array_nodes):   # an outer product
+                check_size(name, shape, dtype, device)
             break
     nodes = []
     for a in args:
@@ -162,7 +239,7 @@ def operands(name, *args, dtype=None):
             if n.aval.shape != shape:
                 n = broadcast_to_shape(n, shape)
         else:   # a Python scalar stays 0-d: elementwise primitives take it as it is
-            n = scalar_node(a, dtype, device)
+            n = scalar_node(a, dtype, device, name)
         nodes.append(n)
     return nodes, dtype, shape
 
@@ -185,6 +262,12 @@ def normalize_axes(name, axis, ndim):
             raise ValueError(f"{name}: repeated axis in {axis!r}")
         return tuple(sorted(axes))
     return (normalize_axis(name, axis, ndim),)
+
+
+def check_bool(name, value, argname) -> None:
+    """TypeError unless a flag argument (keepdims, upper, ...) is a bool."""
+    if value is not True and value is not False and not isinstance(value, np.bool_):
+        raise TypeError(f"{name}: {argname} must be a bool, got {value!r}")
 
 
 def size_of(shape) -> int:

@@ -13,7 +13,8 @@ from .._graph import Aval, bind, leaf, transfer
 from .._prims import elementwise as ew
 from .._prims import shape as sh
 from .._devices import default_device
-from ._core import broadcast_to_shape, cast, constant, resolve_device, scalar_node, wrap
+from ._core import (broadcast_to_shape, cast, check_size, constant, resolve_device, scalar_node,
+                    wrap)
 
 
 def _shape(name, shape) -> tuple:
@@ -28,8 +29,8 @@ def _shape(name, shape) -> tuple:
     return dims
 
 
-def _dtype(dtype, default):
-    return default if dtype is None else dt.canonicalize(dtype)
+def _dtype(name, dtype, default):
+    return default if dtype is None else dt.canonicalize(dtype, name)
 
 
 def _host_leaf(host: np.ndarray, device):
@@ -39,7 +40,10 @@ def _host_leaf(host: np.ndarray, device):
 
 def _infer_python_dtype(obj):
     """Default dtype for Python scalars and nested sequences (the standard's defaults)."""
-    probe = np.asarray(obj)
+    try:
+        probe = np.asarray(obj)
+    except ValueError as e:   # ragged nesting
+        raise ValueError(f"asarray: cannot make an array of this nested sequence ({e})") from None
     if probe.dtype == object:
         raise TypeError("asarray: could not make an array of this object (ragged nesting or "
                         "non-numeric elements)")
@@ -66,21 +70,21 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             host.flags.writeable = False  # the value of an immutable array
             return wrap(leaf(host, Aval(host.shape, d), default_device()))
     if dtype is not None:
-        dtype = dt.canonicalize(dtype)
+        dtype = dt.canonicalize(dtype, "asarray")
     if isinstance(obj, Array):
         out = obj
         if dtype is not None and dtype is not obj.dtype:
             if copy is False:
                 raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
             out = astype(out, dtype)
-        if device is not None and resolve_device(device) != out.device:
+        if device is not None and resolve_device(device, "asarray") != out.device:
             if copy is False:
                 raise ValueError("asarray: changing the device needs a copy, but copy=False")
             out = wrap(transfer(out._node, resolve_device(device)))
         if copy and out is obj:
             out = wrap(obj._node)  # a new object: in-place operators on it leave obj alone
         return out
-    dev = resolve_device(device)
+    dev = resolve_device(device, "asarray")
     if copy is False:
         raise ValueError("asarray(copy=False): tlaloc arrays own immutable memory and cannot "
                          f"share the memory of a {type(obj).__name__}")
@@ -99,6 +103,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             host = np.array(obj, dtype=d.numpy)
         except OverflowError:
             raise OverflowError(f"asarray: a Python int in the input is out of bounds for {d}") from None
+        except (ValueError, TypeError) as e:   # ragged, or elements that are not numbers
+            raise type(e)(f"asarray: cannot make a {d} array of this object ({e})") from None
         return wrap(_host_leaf(host, dev))
     if not host.dtype.isnative:   # big-endian data (FITS, network formats): native order
         host = host.astype(host.dtype.newbyteorder("="))
@@ -125,17 +131,17 @@ def _has_buffer(obj) -> bool:
     return True
 
 
-def _scalar_host(value, d):
+def _scalar_host(value, d, name="asarray"):
     if d.kind in "iu" and not isinstance(value, builtins.bool):
         if isinstance(value, (builtins.float, builtins.complex)):
-            raise TypeError(f"asarray: cannot represent {value!r} as {d}")
+            raise TypeError(f"{name}: cannot represent {value!r} as {d}")
         info = np.iinfo(d.numpy)
         if not info.min <= value <= info.max:
-            raise OverflowError(f"asarray: {value} is out of bounds for {d}")
+            raise OverflowError(f"{name}: {value} is out of bounds for {d}")
     if d.kind == "b" and not isinstance(value, builtins.bool):
-        raise TypeError(f"asarray: cannot represent {value!r} as bool")
+        raise TypeError(f"{name}: cannot represent {value!r} as bool")
     if d.kind == "f" and isinstance(value, builtins.complex):
-        raise TypeError(f"asarray: cannot represent {value!r} as {d}")
+        raise TypeError(f"{name}: cannot represent {value!r} as {d}")
     return np.array(value, dtype=d.numpy)
 
 
@@ -153,6 +159,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
         if copy is False:
             raise _CopyNeeded("from_dlpack(copy=False): moving to another device needs a copy")
         return asarray(x, device=device)
+    if device is not None:
+        resolve_device(device, "from_dlpack")
     if copy is False:
         raise _CopyNeeded("from_dlpack(copy=False): tlaloc arrays own immutable memory, so "
                           "importing a foreign buffer copies it")
@@ -163,67 +171,77 @@ def from_dlpack(x, /, *, device=None, copy=None):
 
 def _fill(name, shape, value, dtype, device):
     shape = _shape(name, shape)
-    dev = resolve_device(device)
-    return wrap(constant(value, shape, dtype, dev))
+    d = _dtype(name, dtype, dt.DEFAULTS.real_floating)
+    dev = resolve_device(device, name)
+    check_size(name, shape, d, dev)
+    return wrap(constant(value, shape, d, dev))
 
 
 def zeros(shape, *, dtype=None, device=None):
-    return _fill("zeros", shape, 0, _dtype(dtype, dt.DEFAULTS.real_floating), device)
+    return _fill("zeros", shape, 0, dtype, device)
 
 
 def ones(shape, *, dtype=None, device=None):
-    return _fill("ones", shape, 1, _dtype(dtype, dt.DEFAULTS.real_floating), device)
+    return _fill("ones", shape, 1, dtype, device)
 
 
 def empty(shape, *, dtype=None, device=None):
     """tlaloc has no uninitialised memory: empty is zeros."""
-    return zeros(shape, dtype=dtype, device=device)
+    return _fill("empty", shape, 0, dtype, device)
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
-    shape = _shape("full", shape)
-    dev = resolve_device(device)
+    return _full("full", shape, fill_value, dtype, device)
+
+
+def _full(name, shape, fill_value, dtype, device):
+    shape = _shape(name, shape)
+    dev = resolve_device(device, name)
     if isinstance(fill_value, Array):
         if fill_value.ndim != 0:
-            raise ValueError("full: fill_value must be a scalar or a 0-d array")
-        d = _dtype(dtype, fill_value.dtype)
+            raise ValueError(f"{name}: fill_value must be a scalar or a 0-d array")
+        d = _dtype(name, dtype, fill_value.dtype)
+        if fill_value.dtype.kind == "c" and d.kind != "c":
+            raise TypeError(f"{name}: a complex fill_value for a real {d} array")
+        check_size(name, shape, d, dev)
         node = cast(fill_value._node, d)
         if node.device != dev:
             node = transfer(node, dev)
         return wrap(broadcast_to_shape(node, shape))
     if not isinstance(fill_value, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
-        raise TypeError(f"full: fill_value must be a Python scalar, got {type(fill_value).__name__}")
-    d = _dtype(dtype, dt.default_for_scalar(fill_value))
-    host = _scalar_host(fill_value, d)
+        raise TypeError(f"{name}: fill_value must be a Python scalar, got {type(fill_value).__name__}")
+    d = _dtype(name, dtype, dt.default_for_scalar(fill_value))
+    host = _scalar_host(fill_value, d, name)
+    check_size(name, shape, d, dev)
     return wrap(broadcast_to_shape(leaf(host, Aval((), d), dev), shape))
 
 
 def _like(name, x, dtype, device):
     if not isinstance(x, Array):
         raise TypeError(f"{name}: x must be a tlaloc array, got {type(x).__name__}")
-    return x.shape, _dtype(dtype, x.dtype), (x.device if device is None else device)
+    return x.shape, _dtype(name, dtype, x.dtype), (x.device if device is None else device)
 
 
 def zeros_like(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("zeros_like", x, dtype, device)
-    return zeros(shape, dtype=d, device=dev)
+    return _fill("zeros_like", shape, 0, d, dev)
 
 
 def ones_like(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("ones_like", x, dtype, device)
-    return ones(shape, dtype=d, device=dev)
+    return _fill("ones_like", shape, 1, d, dev)
 
 
 def empty_like(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("empty_like", x, dtype, device)
-    return empty(shape, dtype=d, device=dev)
+    return _fill("empty_like", shape, 0, d, dev)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None):
     shape, d, dev = _like("full_like", x, dtype, device)
     if d.kind in "iu" and isinstance(fill_value, builtins.float):
         raise TypeError(f"full_like: float fill_value for an {d} array")
-    return full(shape, fill_value, dtype=d, device=dev)
+    return _full("full_like", shape, fill_value, d, dev)
 
 
 def _iota(shape, dtype, dim, device):
@@ -236,34 +254,51 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, builtins.complex) or not isinstance(v, (builtins.int, builtins.float)):
             raise TypeError(f"arange: {name} must be a real Python number, got {v!r}")
+        if not math.isfinite(v):
+            raise ValueError(f"arange: {name} must be finite, got {v!r}")
     if step == 0:
         raise ValueError("arange: step must not be zero")
     all_int = all(isinstance(v, builtins.int) for v in (start, stop, step))
-    d = _dtype(dtype, dt.DEFAULTS.integral if all_int else dt.DEFAULTS.real_floating)
+    d = _dtype("arange", dtype, dt.DEFAULTS.integral if all_int else dt.DEFAULTS.real_floating)
     if all_int:
         n = builtins.max(0, -(-(stop - start) // step))
     else:
-        n = builtins.max(0, math.ceil((stop - start) / step))
-    dev = resolve_device(device)
+        length = (stop - start) / step
+        if not math.isfinite(length):   # finite bounds whose difference overflows
+            raise ValueError(f"arange: the length of [{start}, {stop}) in steps of {step} "
+                             "is not finite")
+        n = builtins.max(0, math.ceil(length))
+    dev = resolve_device(device, "arange")
     if d.kind == "b":
         raise TypeError("arange: bool dtype is not supported")
+    check_size("arange", (n,), d, dev)
     idx = _iota((n,), d, 0, dev)
-    out = bind(ew.multiply, (idx, broadcast_to_shape(scalar_node(step, d, dev), (n,))), {})
-    out = bind(ew.add, (out, broadcast_to_shape(scalar_node(start, d, dev), (n,))), {})
+    step, start = scalar_node(step, d, dev, "arange"), scalar_node(start, d, dev, "arange")
+    out = bind(ew.multiply, (idx, broadcast_to_shape(step, (n,))), {})
+    out = bind(ew.add, (out, broadcast_to_shape(start, (n,))), {})
     return wrap(out)
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    if not isinstance(num, (builtins.int, np.integer)) or isinstance(num, builtins.bool) or num < 0:
-        raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    if not isinstance(num, (builtins.int, np.integer)) or isinstance(num, builtins.bool):
+        raise TypeError(f"linspace: num must be an int, got {num!r}")
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    if not isinstance(endpoint, builtins.bool):
+        raise TypeError(f"linspace: endpoint must be a bool, got {endpoint!r}")
+    for name, v in (("start", start), ("stop", stop)):
+        if not isinstance(v, (builtins.int, builtins.float, builtins.complex)):
+            raise TypeError(f"linspace: {name} must be a Python number, got {v!r}")
     is_complex = isinstance(start, builtins.complex) or isinstance(stop, builtins.complex)
-    d = _dtype(dtype, dt.DEFAULTS.complex_floating if is_complex else dt.DEFAULTS.real_floating)
+    d = _dtype("linspace", dtype, dt.DEFAULTS.complex_floating if is_complex else dt.DEFAULTS.real_floating)
     if d.kind not in "fc":
         raise TypeError(f"linspace: dtype must be floating, got {d}")
     if is_complex and d.kind != "c":
         raise TypeError(f"linspace: complex endpoints need a complex dtype, got {d}")
-    dev = resolve_device(device)
+    dev = resolve_device(device, "linspace")
+    num = builtins.int(num)
     shape = (num,)
+    check_size("linspace", shape, d, dev)
     div = (num - 1) if endpoint else num
     a = broadcast_to_shape(scalar_node(start, d, dev), shape)
     b = broadcast_to_shape(scalar_node(stop, d, dev), shape)
@@ -285,8 +320,9 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     shape = _shape("eye", (n_rows, n_cols))
     if not isinstance(k, (builtins.int, np.integer)) or isinstance(k, builtins.bool):
         raise TypeError(f"eye: k must be an int, got {k!r}")
-    d = _dtype(dtype, dt.DEFAULTS.real_floating)
-    dev = resolve_device(device)
+    d = _dtype("eye", dtype, dt.DEFAULTS.real_floating)
+    dev = resolve_device(device, "eye")
+    check_size("eye", shape, d, dev)
     return wrap(cast(_diagonal_mask(shape, k, "EQ", dev), d))
 
 
@@ -340,6 +376,8 @@ def meshgrid(*arrays, indexing="xy"):
     if indexing == "xy" and len(arrays) >= 2:
         sizes[0], sizes[1] = sizes[1], sizes[0]
     shape = tuple(sizes)
+    if arrays:
+        check_size("meshgrid", shape, arrays[0].dtype, arrays[0].device)
     out = []
     for i, a in enumerate(arrays):
         dim = i
@@ -352,10 +390,12 @@ def meshgrid(*arrays, indexing="xy"):
 def astype(x, dtype, /, *, copy=True, device=None):
     if not isinstance(x, Array):
         raise TypeError(f"astype: x must be a tlaloc array, got {type(x).__name__}")
-    d = dt.canonicalize(dtype)
+    d = dt.canonicalize(dtype, "astype")
     if x.dtype.kind == "c" and d.kind != "c":
         raise TypeError(f"astype: casting complex {x.dtype} to real {d} would drop the "
                         "imaginary part; take xp.real first")
+    if device is not None:
+        resolve_device(device, "astype")
     out = x if d is x.dtype else wrap(cast(x._node, d))
     if device is not None:
         out = out.to_device(device)

@@ -12,8 +12,8 @@ from .._dtypes import finfo, iinfo, isdtype  # noqa: F401  (re-exported by the n
 
 def can_cast(from_, to, /) -> builtins.bool:
     """Whether `from_` (a dtype or an array) converts to `to` without losing values."""
-    src = from_.dtype if isinstance(from_, Array) else dt.canonicalize(from_)
-    dst = dt.canonicalize(to)
+    src = from_.dtype if isinstance(from_, Array) else dt.canonicalize(from_, "can_cast", "from_")
+    dst = dt.canonicalize(to, "can_cast", "to")
     if src is dst or src.kind == "b":
         return True
     if dst.kind == "b":
@@ -37,12 +37,15 @@ def result_type(*arrays_and_dtypes):
         elif isinstance(a, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
             scalars.append(a)
         else:
-            strong.append(dt.canonicalize(a))
+            strong.append(dt.canonicalize(a, "result_type", "arrays_and_dtypes"))
     if not strong:
         raise ValueError("result_type: at least one array or dtype is required")
     d = strong[0]
-    for s in strong[1:]:
-        d = dt.promote(d, s)
+    try:
+        for s in strong[1:]:
+            d = dt.promote(d, s)
+    except TypeError as e:
+        raise TypeError(f"result_type: {e}") from None
     for s in scalars:
-        d = dt.scalar_dtype(s, d)
+        d = dt.scalar_dtype(s, d, "result_type")
     return d

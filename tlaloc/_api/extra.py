@@ -13,8 +13,8 @@ from .._prims import indexing as ix
 from .._prims import reduce as rd
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import (cast, check_devices, is_scalar, node_of, normalize_axis, result_dtype,
-                    scalar_node, wrap)
+from ._core import (cast, check_devices, check_size, is_scalar, node_of, normalize_axis,
+                    result_dtype, scalar_node, wrap)
 from ._core import fresh
 from .statistical import _accumulator
 
@@ -133,6 +133,7 @@ def tile(x, repetitions, /):
         return wrap(node) if node is not x._node else fresh(x)
     wide = tuple(v for pair in zip(reps, shape) for v in pair)
     out_shape = tuple(r * s for r, s in zip(reps, shape))
+    check_size("tile", out_shape, node.aval.dtype, node.device)
     if math.prod(out_shape) == 0:
         return wrap(o.const(0, out_shape, node.aval.dtype, node.device))
     b = o.broadcast(node, wide, dims=tuple(range(1, 2 * nd, 2)))
@@ -159,6 +160,7 @@ def repeat(x, repeats, /, *, axis=None):
         if r < 0:
             raise ValueError(f"repeat: repeats must be non-negative, got {r}")
         out_shape = shape[:ax] + (n * r,) + shape[ax + 1:]
+        check_size("repeat", out_shape, node.aval.dtype, dev)
         if math.prod(out_shape) == 0:
             return wrap(o.const(0, out_shape, node.aval.dtype, dev))
         wide = shape[:ax + 1] + (r,) + shape[ax + 1:]
@@ -182,6 +184,7 @@ def repeat(x, repeats, /, *, axis=None):
         raise ValueError("repeat: repeats must be non-negative")
     total = builtins.int(total)
     out_shape = shape[:ax] + (total,) + shape[ax + 1:]
+    check_size("repeat", out_shape, node.aval.dtype, dev)
     if math.prod(out_shape) == 0:
         return wrap(o.const(0, out_shape, node.aval.dtype, dev))
     # source[j] = number of cumulative ends <= j: scatter-add a 1 at each end, then cumsum
@@ -265,6 +268,7 @@ def take(x, indices, /, *, axis=None):
     n = shape[ax]
     _check_bounds("take", idx, n, ax)
     out_shape = shape[:ax] + idx.aval.shape + shape[ax + 1:]
+    check_size("take", out_shape, node.aval.dtype, node.device)
     if n == 0 and math.prod(idx.aval.shape):
         raise IndexError(f"take: cannot take from axis {ax} of size 0")
     if math.prod(out_shape) == 0:

@@ -38,7 +38,7 @@ from .._array import Array
 from .._prims import indexing as ix
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import broadcast_shapes, cast, constant, fresh, scalar_node, wrap
+from ._core import broadcast_shapes, cast, check_size, constant, fresh, scalar_node, wrap
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -65,7 +65,7 @@ def _convert(x, k):
     if k is None or k is Ellipsis or isinstance(k, builtins.slice):
         return k
     if isinstance(k, builtins.bool) or isinstance(k, np.bool_):
-        raise IndexError("boolean scalars are not supported as indices; use a boolean array")
+        raise IndexError("indexing: boolean scalars are not supported as indices; use a boolean array")
     if isinstance(k, Array):
         if k.device != x.device:
             raise ValueError(f"indexing: the index array is on {k.device}, the array on {x.device}")
@@ -81,7 +81,7 @@ def _convert(x, k):
     try:
         return operator.index(k)
     except TypeError:
-        raise IndexError(f"only integers, slices, ellipsis, None, integer arrays and boolean "
+        raise IndexError(f"indexing: only integers, slices, ellipsis, None, integer arrays and boolean "
                          f"arrays are valid indices, got {type(k).__name__}") from None
 
 
@@ -91,7 +91,7 @@ def _array_entry(node):
         return _Mask(node, len(node.aval.shape))
     if kind in "iu":
         return _Ints(node)
-    raise IndexError(f"index arrays must have an integer or boolean dtype, got {node.aval.dtype}")
+    raise IndexError(f"indexing: index arrays must have an integer or boolean dtype, got {node.aval.dtype}")
 
 
 class _Parsed:
@@ -107,12 +107,12 @@ class _Parsed:
 def _parse(x, key) -> _Parsed:
     items = [_convert(x, k) for k in (key if isinstance(key, tuple) else (key,))]
     if builtins.sum(1 for k in items if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise IndexError("indexing: an index can only have a single ellipsis ('...')")
     ndim = x.ndim
     consumed = builtins.sum(k.ndim if isinstance(k, _Mask) else 1
                             for k in items if k is not None and k is not Ellipsis)
     if consumed > ndim:
-        raise IndexError(f"too many indices: the array is {ndim}-dimensional, "
+        raise IndexError(f"indexing: too many indices: the array is {ndim}-dimensional, "
                          f"but {consumed} were indexed")
     fill = [builtins.slice(None)] * (ndim - consumed)
     # NumPy places the broadcast dimensions of index arrays where the arrays are when the
@@ -150,7 +150,7 @@ def _parse(x, key) -> _Parsed:
                 # as in NumPy (the official array-api-tests suite expects it)
                 k = _Mask(constant(False, want, dt.bool, k.node.device), k.ndim)
             if k.node.aval.shape != want:
-                raise IndexError(f"boolean index of shape {k.node.aval.shape} does not match "
+                raise IndexError(f"indexing: boolean index of shape {k.node.aval.shape} does not match "
                                  f"the indexed axes {tuple(range(axis, axis + k.ndim))} of shape {want}")
             entries.append(k)
             shape.extend(want)
@@ -159,7 +159,7 @@ def _parse(x, key) -> _Parsed:
         n = x.shape[axis]
         if isinstance(k, builtins.int):
             if not -n <= k < n:
-                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+                raise IndexError(f"indexing: index {k} is out of bounds for axis {axis} with size {n}")
             k %= n
         entries.append(k)
         shape.append(n)
@@ -263,12 +263,12 @@ def _advanced_plan(y, entries, adjacent):
             lo, hi = host.min(), host.max()
             if lo < -n or hi >= n:
                 bad = lo if lo < -n else hi
-                raise IndexError(f"index {builtins.int(bad)} is out of bounds for axis {a} with size {n}")
+                raise IndexError(f"indexing: index {builtins.int(bad)} is out of bounds for axis {a} with size {n}")
         cols.append(o.normalize_indices(node, n))
     try:
         batch = broadcast_shapes(*[c.aval.shape for c in cols], name="indexing")
     except ValueError as err:
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together ({err})") from None
+        raise IndexError(f"indexing: shape mismatch: index arrays could not be broadcast together ({err})") from None
     nb = len(batch)
     rest_axes = [d for d in range(len(shape)) if d not in axes]
     contiguous = adjacent and axes == list(range(axes[0], axes[0] + len(axes)))
@@ -290,7 +290,7 @@ def _index_tuple(cols, batch):
 def _check_empty_axes(shape, axes, batch):
     for a in axes:
         if shape[a] == 0 and math.prod(batch) != 0:
-            raise IndexError(f"index out of bounds for axis {a} with size 0")
+            raise IndexError(f"indexing: index out of bounds for axis {a} with size 0")
 
 
 def _gather_result(y, entries, adjacent):
@@ -300,6 +300,7 @@ def _gather_result(y, entries, adjacent):
     _check_empty_axes(shape, axes, batch)
     gathered_shape = batch + rest
     out_shape = tuple(gathered_shape[p] for p in perm)
+    check_size("indexing", out_shape, y.aval.dtype, y.device)
     if math.prod(out_shape) == 0:
         return o.const(0, out_shape, y.aval.dtype, y.device)
     g = o.p(ix.gather, y, _index_tuple(cols, batch), axes=tuple(axes))

@@ -24,7 +24,7 @@ class Info:
 
     def default_dtypes(self, *, device=None):
         if device is not None:
-            as_device(device)  # validates
+            _device("default_dtypes", device)  # validates
         return dt.DEFAULTS.as_dict()
 
     def devices(self):
@@ -34,7 +34,7 @@ class Info:
         """The standard's dtypes (float16 and bfloat16 are extensions, listed only when
         asked for by name through `kind`)."""
         if device is not None:
-            as_device(device)
+            _device("dtypes", device)
         standard = (dt.bool,) + _KINDS["numeric"]
         if kind is None:
             group = standard
@@ -47,3 +47,10 @@ class Info:
 
 def __array_namespace_info__():
     return Info()
+
+
+def _device(name, device):
+    try:
+        return as_device(device)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{name}: {e}") from None

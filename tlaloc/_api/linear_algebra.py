@@ -3,19 +3,18 @@ from __future__ import annotations
 
 import operator
 
-from .. import _dtypes as dt
 from .._graph import bind
 from .._prims import reduce as rd
 from .._prims import shape as sh
-from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, node_of,
-                    normalize_axis, wrap)
+from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
+                    node_of, normalize_axis, promote, wrap)
 from .elementwise import conj
 
 
 def _pair(name, x1, x2):
     a, b = node_of(name, x1, "x1"), node_of(name, x2, "x2")
     check_devices(name, a, b)
-    d = dt.promote(a.aval.dtype, b.aval.dtype)
+    d = promote(name, a.aval.dtype, b.aval.dtype)
     if d.kind == "b":
         raise TypeError(f"{name}: x1 and x2 must have numeric dtypes, got bool")
     return cast(a, d), cast(b, d)
@@ -34,6 +33,7 @@ def matmul(x1, x2, /):
     if sa[-1] != sb[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {x1.shape} @ {x2.shape}")
     batch = broadcast_shapes(sa[:-2], sb[:-2], name="matmul")
+    check_size("matmul", batch + (sa[-2], sb[-1]), a.aval.dtype, a.device)
     a = broadcast_to_shape(a, batch + sa[-2:])
     b = broadcast_to_shape(b, batch + sb[-2:])
     nb = len(batch)
@@ -65,12 +65,16 @@ def tensordot(x1, x2, /, *, axes=2):
         if a.aval.shape[i] != b.aval.shape[j]:
             raise ValueError(f"tensordot: axis {i} of x1 ({a.aval.shape[i]}) and axis {j} of x2 "
                              f"({b.aval.shape[j]}) differ in size")
+    check_size("tensordot", tuple(n for i, n in enumerate(a.aval.shape) if i not in ca)
+               + tuple(n for j, n in enumerate(b.aval.shape) if j not in cb), a.aval.dtype, a.device)
     return wrap(bind(rd.dot_general, (a, b), {"contract": (ca, cb), "batch": ((), ())}))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
     a, b = _pair("vecdot", x1, x2)
     shape = broadcast_shapes(a.aval.shape, b.aval.shape, name="vecdot")
+    if shape != a.aval.shape and shape != b.aval.shape:
+        check_size("vecdot", shape, a.aval.dtype, a.device)
     if not shape:
         raise ValueError("vecdot: arrays must have at least one dimension")
     ax = normalize_axis("vecdot", axis, len(shape))

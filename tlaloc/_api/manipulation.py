@@ -4,12 +4,11 @@ from __future__ import annotations
 import math
 import operator
 
-from .. import _dtypes as dt
 from .._array import Array
 from .._graph import bind
 from .._prims import shape as sh
-from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, node_of,
-                    normalize_axes, normalize_axis, wrap)
+from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
+                    node_of, normalize_axes, normalize_axis, promote, wrap)
 from ._core import fresh
 
 
@@ -51,10 +50,18 @@ def permute_dims(x, /, axes):
 
 def broadcast_to(x, /, shape):
     node = node_of("broadcast_to", x)
-    shape = tuple(operator.index(n) for n in shape)
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"broadcast_to: shape must be a tuple of ints, got {shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"broadcast_to: negative dimension in shape {shape}")
     if broadcast_shapes(x.shape, shape, name="broadcast_to") != shape:
         raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
-    return fresh(x) if shape == x.shape else wrap(broadcast_to_shape(node, shape))
+    if shape == x.shape:
+        return fresh(x)
+    check_size("broadcast_to", shape, node.aval.dtype, node.device)
+    return wrap(broadcast_to_shape(node, shape))
 
 
 def broadcast_arrays(*arrays):
@@ -62,19 +69,24 @@ def broadcast_arrays(*arrays):
     if nodes:
         check_devices("broadcast_arrays", *nodes)
     shape = broadcast_shapes(*[a.shape for a in arrays], name="broadcast_arrays")
+    if nodes and all(n.aval.shape != shape for n in nodes):
+        check_size("broadcast_arrays", shape, nodes[0].aval.dtype, nodes[0].device)
     # a tuple since 2025.12
     return tuple(a if a.shape == shape else wrap(broadcast_to_shape(n, shape))
                  for a, n in zip(arrays, nodes))
 
 
 def _joined(name, arrays):
-    if not isinstance(arrays, (tuple, list)) or not arrays:
+    if not isinstance(arrays, (tuple, list)):
+        raise TypeError(f"{name}: arrays must be a tuple or list of arrays, got "
+                        f"{type(arrays).__name__}")
+    if not arrays:
         raise ValueError(f"{name}: expected a non-empty tuple or list of arrays")
     nodes = [node_of(name, a, "arrays") for a in arrays]
     check_devices(name, *nodes)
     d = nodes[0].aval.dtype
     for n in nodes[1:]:
-        d = dt.promote(d, n.aval.dtype)
+        d = promote(name, d, n.aval.dtype)
     return [cast(n, d) for n in nodes]
 
 

@@ -8,8 +8,8 @@ from .._array import Array
 from .._prims import elementwise as ew
 from .._prims import reduce as rd
 from . import _ops as o
-from ._core import (broadcast_shapes, cast, check_devices, is_scalar, node_of, normalize_axes,
-                    normalize_axis, result_dtype, scalar_node, wrap)
+from ._core import (broadcast_shapes, cast, check_bool, check_devices, check_size, is_scalar,
+                    node_of, normalize_axes, normalize_axis, result_dtype, scalar_node, wrap)
 
 
 def _real(name, x, argname="x"):
@@ -79,6 +79,7 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
     node = node_of("count_nonzero", x)
     shape = node.aval.shape
     axes = normalize_axes("count_nonzero", axis, len(shape))
+    check_bool("count_nonzero", keepdims, "keepdims")
     out = o.count_true(_nonzero_mask(node), axes)
     if keepdims:
         out = o.reshape(out, tuple(1 if d in axes else n for d, n in enumerate(shape)))
@@ -171,6 +172,8 @@ def where(condition, x1, x2, /):
     arrays = [cond] + [v._node for v in (x1, x2) if isinstance(v, Array)]
     dev = check_devices("where", *arrays)
     shape = broadcast_shapes(*[a.aval.shape for a in arrays], name="where")
+    if all(a.aval.shape != shape for a in arrays):   # an outer product
+        check_size("where", shape, d, dev)
     nodes = []
     for v in (x1, x2):
         n = cast(v._node, d) if isinstance(v, Array) else scalar_node(v, d, dev)

@@ -9,7 +9,7 @@ from .._graph import bind
 from .._prims import elementwise as ew
 from .._prims import reduce as rd
 from .._prims import shape as sh
-from ._core import cast, constant, node_of, normalize_axes, wrap
+from ._core import cast, check_bool, constant, node_of, normalize_axes, wrap
 
 
 def _keep(node, shape, axes, keepdims):
@@ -29,7 +29,12 @@ def _accumulator(name, x, dtype):
     """The dtype sum and prod accumulate in: the standard's rule for dtype=None."""
     d = x.aval.dtype
     if dtype is not None:
-        return dt.canonicalize(dtype)
+        acc = dt.canonicalize(dtype, name)
+        if d.kind == "c" and acc.kind != "c":
+            raise TypeError(f"{name}: cannot accumulate complex {d} in real {acc} (the standard "
+                            "has no complex-to-real cast: it would drop the imaginary part); "
+                            "take xp.real first")
+        return acc
     if d.kind == "b" or (d.kind == "i" and d.bits < dt.DEFAULTS.integral.bits):
         return dt.DEFAULTS.integral
     if d.kind == "u" and d.bits < 64:
@@ -41,6 +46,7 @@ def _sum_like(name, prim):
     def fn(x, /, *, axis=None, dtype=None, keepdims=False):
         node = node_of(name, x)
         axes = normalize_axes(name, axis, x.ndim)
+        check_bool(name, keepdims, "keepdims")
         acc = _accumulator(name, node, dtype)
         if acc.kind == "b":
             raise TypeError(f"{name}: cannot accumulate in bool")
@@ -59,6 +65,7 @@ def _extremum(name, prim):
         if node.aval.dtype.kind == "c":
             raise TypeError(f"{name}: complex numbers are not ordered")
         axes = normalize_axes(name, axis, x.ndim)
+        check_bool(name, keepdims, "keepdims")
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction along axis {axis!r} has no identity")
         return _reduce(prim, node, axes, keepdims)
@@ -80,6 +87,7 @@ def _inexact_node(name, x):
 def mean(x, /, *, axis=None, keepdims=False):
     node = _inexact_node("mean", x)
     axes = normalize_axes("mean", axis, x.ndim)
+    check_bool("mean", keepdims, "keepdims")
     count = math.prod(x.shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
     out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
@@ -101,6 +109,7 @@ def _variance(name, x, axis, correction, keepdims, root):
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"{name}: correction must be a real number, got {correction!r}")
     axes = normalize_axes(name, axis, x.ndim)
+    check_bool(name, keepdims, "keepdims")
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
     count = math.prod(shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
@@ -121,6 +130,7 @@ def _truth(name, prim):
     def fn(x, /, *, axis=None, keepdims=False):
         node = node_of(name, x)
         axes = normalize_axes(name, axis, x.ndim)
+        check_bool(name, keepdims, "keepdims")
         if node.aval.dtype is not dt.bool:
             zero = constant(0, node.aval.shape, node.aval.dtype, node.device)
             node = bind(ew.compare, (node, zero), {"direction": "NE"})
