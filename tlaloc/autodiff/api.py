@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 
 from .._array import Array
@@ -53,6 +54,27 @@ def _zeros_for(node):
     return ad.zeros(node)
 
 
+def _callable(f, what):
+    if not callable(f):
+        raise TypeError(f"{what}: expected a function, got {type(f).__name__}")
+
+
+def _seed(x, node, what, kind, of):
+    """A tangent or cotangent `x` for `node` (a primal, or an output): an array of the node's
+    shape and dtype, or a Python scalar for a 0-d node, which takes the node's dtype."""
+    scalar = isinstance(x, (bool, int, float, complex))
+    x = _as_array(x, what)
+    if x.shape != node.aval.shape:
+        raise ValueError(f"{what}: {kind} of shape {x.shape} for {of} of shape {node.aval.shape}")
+    if x.dtype is not node.aval.dtype:
+        if not scalar or (x.dtype.kind == "c" and node.aval.dtype.kind != "c"):
+            raise TypeError(f"{what}: {kind} of dtype {x.dtype} for {of} of dtype "
+                            f"{node.aval.dtype}; it must have the dtype of its {of.split()[-1]} "
+                            "(convert it with astype)")
+        return ad.convert(x._node, node.aval.dtype)
+    return x._node
+
+
 def _nodes_of_output(out, what):
     leaves, structure = _tree.flatten(out)
     for x in leaves:
@@ -67,33 +89,35 @@ def _nodes_of_output(out, what):
 def vjp(f, *primals, has_aux=False):
     """(f(*primals), vjp_fn[, aux]): vjp_fn(cotangent) gives one cotangent per primal.
 
-    Cotangents have the structure of f's result; results have the structure of `primals`."""
+    Cotangents have the structure of f's result, and each output's shape and dtype (a
+    Python scalar for a 0-d output); results have the structure of `primals`."""
+    return _vjp(f, primals, has_aux, "vjp")
+
+
+def _vjp(f, primals, has_aux, what):
+    _callable(f, what)
     with tracing():
         args, var_nodes, structures, var_arrays = [], [], [], []
         for p in primals:
-            tree, nodes, structure = _make_variables(p, "vjp")
+            tree, nodes, structure = _make_variables(p, what)
             var_arrays.append(_tree.flatten(tree)[0])
             args.append(tree)
             var_nodes.append(nodes)
             structures.append(structure)
         result = f(*args)
-        out, aux = _split_aux(result, has_aux, "vjp")
-        out_nodes, out_structure = _nodes_of_output(out, "vjp")
+        out, aux = _split_aux(result, has_aux, what)
+        out_nodes, out_structure = _nodes_of_output(out, what)
         flat_vars = [n for nodes in var_nodes for n in nodes]
         tape = Tape(out_nodes, flat_vars)
 
     def vjp_fn(cotangent):
         ct_leaves, ct_structure = _tree.flatten(cotangent)
         if ct_structure != out_structure:
-            raise ValueError(f"vjp: cotangent structure {ct_structure} does not match the "
+            raise ValueError(f"{what}: cotangent structure {ct_structure} does not match the "
                              f"output's {out_structure}")
         seeds = {}
         for node, ct in zip(out_nodes, ct_leaves):
-            ct = _as_array(ct, "vjp")
-            if ct.shape != node.aval.shape:
-                raise ValueError(f"vjp: cotangent of shape {ct.shape} for an output of shape "
-                                 f"{node.aval.shape}")
-            c = ad.convert(ct._node, node.aval.dtype) if ct.dtype.kind != "c" or node.aval.dtype.kind == "c" else ct._node
+            c = _seed(ct, node, what, "cotangent", "an output")
             seeds[node] = ad.add_any(seeds.get(node), c)
         cts = tape.backward(seeds)
         results = []
@@ -109,27 +133,30 @@ def vjp(f, *primals, has_aux=False):
 
 
 def jvp(f, primals, tangents, *, has_aux=False):
-    """(f(*primals), directional derivative along `tangents`[, aux])."""
+    """(f(*primals), directional derivative along `tangents`[, aux]). Each tangent has its
+    primal's shape and dtype (a Python scalar for a 0-d primal)."""
+    return _jvp(f, primals, tangents, has_aux, "jvp")
+
+
+def _jvp(f, primals, tangents, has_aux, what):
+    _callable(f, what)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp: primals and tangents must be tuples (one entry per argument)")
+        raise TypeError(f"{what}: primals and tangents must be tuples (one entry per argument)")
     if len(primals) != len(tangents):
-        raise ValueError("jvp: primals and tangents differ in length")
+        raise ValueError(f"{what}: primals and tangents differ in length")
     with tracing():
         args, seeds = [], {}
         for p, t in zip(primals, tangents):
-            tree, nodes, structure = _make_variables(p, "jvp")
+            tree, nodes, structure = _make_variables(p, what)
             t_leaves, t_structure = _tree.flatten(t)
             if t_structure != structure:
-                raise ValueError(f"jvp: tangent structure {t_structure} differs from the primal's {structure}")
+                raise ValueError(f"{what}: tangent structure {t_structure} differs from the primal's {structure}")
             for n, tl in zip(nodes, t_leaves):
-                tl = _as_array(tl, "jvp")
-                if tl.shape != n.aval.shape:
-                    raise ValueError(f"jvp: tangent of shape {tl.shape} for a primal of shape {n.aval.shape}")
-                seeds[n] = ad.convert(tl._node, n.aval.dtype)
+                seeds[n] = _seed(tl, n, what, "tangent", "a primal")
             args.append(tree)
         result = f(*args)
-        out, aux = _split_aux(result, has_aux, "jvp")
-        out_nodes, out_structure = _nodes_of_output(out, "jvp")
+        out, aux = _split_aux(result, has_aux, what)
+        out_nodes, out_structure = _nodes_of_output(out, what)
         tans = Tape(out_nodes, list(seeds)).forward(seeds)
     out_arrays = _tree.flatten(out)[0]
     outputs = _tree.unflatten(out_structure, [_named_like(Array._from_node(n), o)
@@ -150,20 +177,34 @@ def _split_aux(result, has_aux, what):
 
 # ----------------------------------------------------------------------------- grad
 
+def _check_argnums(argnums, what):
+    """TypeError unless argnums is an int or a tuple/list of ints."""
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    if isinstance(argnums, bool) or not isinstance(nums, (tuple, list)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in nums):
+        raise TypeError(f"{what}: argnums must be an int or a tuple of ints, got {argnums!r}")
+
+
 def _argnums_tuple(argnums, nargs, what):
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:
-        if not isinstance(i, int) or not -nargs <= i < nargs:
+        if not -nargs <= i < nargs:
             raise ValueError(f"{what}: argnums {argnums!r} out of range for {nargs} argument(s)")
     return tuple(i % nargs for i in nums)
 
 
 def value_and_grad(f, argnums=0, has_aux=False):
     """A function returning (f(*args), gradient of f at args w.r.t. args[argnums])."""
+    return _value_and_grad(f, argnums, has_aux, "value_and_grad")
+
+
+def _value_and_grad(f, argnums, has_aux, what):
+    _callable(f, what)
+    _check_argnums(argnums, what)
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "grad")
+        nums = _argnums_tuple(argnums, len(args), what)
 
         def partial(*diff_args):
             full = list(args)
@@ -171,14 +212,14 @@ def value_and_grad(f, argnums=0, has_aux=False):
                 full[i] = a
             return f(*full, **kwargs)
 
-        res = vjp(partial, *[args[i] for i in nums], has_aux=has_aux)
+        res = _vjp(partial, [args[i] for i in nums], has_aux, what)
         out, fn = res[0], res[1]
         if not isinstance(out, Array) or out.ndim != 0:
             shape = getattr(out, "shape", type(out).__name__)
-            raise TypeError(f"grad: the function must return a scalar (0-d) array, got {shape}; "
+            raise TypeError(f"{what}: the function must return a scalar (0-d) array, got {shape}; "
                             "use vjp or jacobian for other outputs")
         if out.dtype.kind not in "f":
-            raise TypeError(f"grad: the function must return a real floating-point scalar, got {out.dtype}")
+            raise TypeError(f"{what}: the function must return a real floating-point scalar, got {out.dtype}")
         from .._api.creation import ones_like
         grads = fn(ones_like(out))
         g = grads[0] if isinstance(argnums, int) else grads
@@ -190,7 +231,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
 
 def grad(f, argnums=0, has_aux=False):
     """The gradient of a scalar function: grad(f)(*args) has the structure of args[argnums]."""
-    vg = value_and_grad(f, argnums=argnums, has_aux=has_aux)
+    vg = _value_and_grad(f, argnums, has_aux, "grad")
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
@@ -211,17 +252,22 @@ def jacobian(f, argnums=0, *, mode="reverse"):
     """The Jacobian of an array-valued f of one array argument (argnums an int): shape
     out.shape + arg.shape. mode "reverse" builds it row by row with vjp, "forward" column by
     column with jvp."""
+    return _jacobian(f, argnums, mode, "jacobian")
+
+
+def _jacobian(f, argnums, mode, what):
+    _callable(f, what)
     if mode not in ("reverse", "forward"):
-        raise ValueError(f"jacobian: mode must be 'reverse' or 'forward', got {mode!r}")
-    if not isinstance(argnums, int):
-        raise TypeError("jacobian: argnums must be an int")
+        raise ValueError(f"{what}: mode must be 'reverse' or 'forward', got {mode!r}")
+    if not isinstance(argnums, int) or isinstance(argnums, bool):
+        raise TypeError(f"{what}: argnums must be an int, got {argnums!r}")
     from .._api.creation import zeros
     from .._api.manipulation import reshape, stack
 
     @functools.wraps(f)
     def wrapped(*args):
-        i = _argnums_tuple(argnums, len(args), "jacobian")[0]
-        x = _as_array(args[i], "jacobian")
+        i = _argnums_tuple(argnums, len(args), what)[0]
+        x = _as_array(args[i], what)
 
         def partial(xi):
             full = list(args)
@@ -229,7 +275,7 @@ def jacobian(f, argnums=0, *, mode="reverse"):
             return f(*full)
 
         if mode == "reverse":
-            out, fn = vjp(partial, x)
+            out, fn = _vjp(partial, (x,), False, what)
             n = out.size
             rows = []
             for k in range(n):
@@ -241,7 +287,7 @@ def jacobian(f, argnums=0, *, mode="reverse"):
         out = None
         for k in range(x.size):
             basis = reshape(_unit(x.size, k, x.dtype, x.device), x.shape)
-            out, t = jvp(partial, (x,), (basis,))
+            out, t = _jvp(partial, (x,), (basis,), False, what)
             cols.append(_flat(t))
         if out is None:
             out = partial(x)
@@ -257,25 +303,30 @@ def _unit(n, k, dtype, device):
 
 
 def jacrev(f, argnums=0):
-    return jacobian(f, argnums, mode="reverse")
+    return _jacobian(f, argnums, "reverse", "jacrev")
 
 
 def jacfwd(f, argnums=0):
-    return jacobian(f, argnums, mode="forward")
+    return _jacobian(f, argnums, "forward", "jacfwd")
 
 
 def hessian(f, argnums=0):
     """Second derivatives of a scalar f: forward over reverse."""
-    return jacfwd(jacrev(f, argnums), argnums)
+    return _jacobian(_jacobian(f, argnums, "reverse", "hessian"), argnums, "forward", "hessian")
 
 
 # ----------------------------------------------------------------------------- stop_gradient
 
 def stop_gradient(x):
     """x, with derivatives blocked: it is a constant to grad, vjp and jvp."""
-    if not isinstance(x, Array):
+    if isinstance(x, Array):
+        return Array._from_node(bind(adp.stop_gradient, (x._node,), {}))
+    if isinstance(x, (tuple, list, dict)):
         return _tree.tree_map(stop_gradient, x)
-    return Array._from_node(bind(adp.stop_gradient, (x._node,), {}))
+    if x is None or isinstance(x, (bool, int, float, complex)):
+        return x   # a Python constant has no derivative to stop
+    raise TypeError(f"stop_gradient: expected arrays (or nested tuples, lists, dicts of "
+                    f"arrays), got {type(x).__name__}")
 
 
 # ----------------------------------------------------------------------------- custom rules
@@ -291,6 +342,17 @@ def _custom_output(rule, value: Array, args, output=None):
     return Array._from_node(node)
 
 
+_local = threading.local()
+
+
+def _running_fwd() -> set:
+    """The custom_vjp functions whose fwd is running on this thread."""
+    running = getattr(_local, "running_fwd", None)
+    if running is None:
+        running = _local.running_fwd = set()
+    return running
+
+
 class custom_vjp:
     """A function with a user-supplied reverse-mode rule.
 
@@ -303,6 +365,7 @@ class custom_vjp:
     The function must return one array. Forward mode is not available (use custom_jvp)."""
 
     def __init__(self, fun):
+        _callable(fun, "custom_vjp")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.fwd = self.bwd = None
@@ -314,9 +377,16 @@ class custom_vjp:
     def __call__(self, *args):
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.fun.__name__}: call defvjp(fwd, bwd) first")
-        if not is_tracing():
+        if not is_tracing() or self in _running_fwd():
+            # fwd usually calls the function itself for the value (`return f(x), res`):
+            # that call is the plain function, not this rule again
             return self.fun(*args)
-        value, residuals = self.fwd(*args)
+        running = _running_fwd()
+        running.add(self)
+        try:
+            value, residuals = self.fwd(*args)
+        finally:
+            running.discard(self)
         if not isinstance(value, Array):
             raise TypeError("custom_vjp: the function must return a single array")
         out = _custom_output(self, value, args)
@@ -355,6 +425,7 @@ class custom_jvp:
     tangents and differentiated backwards, which is exact because it is linear in them."""
 
     def __init__(self, fun):
+        _callable(fun, "custom_jvp")
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.rule = None
@@ -448,6 +519,7 @@ def _with_arrays_replaced(fun, args):
 def checkpoint(fun):
     """fun, differentiated by recomputing its internals in the backward pass instead of
     keeping them (less memory, more compute). fun must return one array."""
+    _callable(fun, "checkpoint")
     rule = _Checkpointed(fun)
 
     @functools.wraps(fun)
