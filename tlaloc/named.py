@@ -429,8 +429,15 @@ def getitem_names(x, key, out):
 def align_to(x, *names):
     """Permute x's axes into the order `names`, inserting size-1 axes for names x lacks.
     Every named axis of x must be listed; `...` stands for x's unnamed axes, in order."""
+    if not isinstance(x, Array):
+        raise TypeError(f"align_to: expected a tlaloc array, got {type(x).__name__}")
     if len(names) == 1 and isinstance(names[0], (tuple, list)):
         names = tuple(names[0])
+    for n in names:
+        if n is not Ellipsis:
+            _check_name(n, "align_to")
+        if n is not None and names.count(n) > 1:
+            raise ValueError(f"align_to: {n!r} appears more than once in {names}")
     current = names_of(x)
     for n in current:
         if n is not None and n not in names:
@@ -461,14 +468,23 @@ def align_to(x, *names):
 
 def broadcast(*arrays):
     """Align arrays by name (union of names in order of first appearance) so they
-    broadcast against each other by name rather than by position."""
-    order = []
-    for a in arrays:
-        for n in names_of(a):
+    broadcast against each other by name rather than by position. An axis name must have
+    one size in every array that has it (or size 1)."""
+    order, sizes = [], {}
+    for k, a in enumerate(arrays):
+        if not isinstance(a, Array):
+            raise TypeError(f"broadcast: argument {k} is a {type(a).__name__}, not a tlaloc array")
+        for n, size in zip(names_of(a), a.shape):
             if n is None:
                 raise ValueError("broadcast: every axis must be named to broadcast by name")
-            if n not in order:
+            if n not in sizes:
                 order.append(n)
+                sizes[n] = size
+            elif size != sizes[n] and size != 1 and sizes[n] != 1:
+                raise ValueError(f"broadcast: axis {n!r} has size {sizes[n]} in one array and "
+                                 f"{size} in another")
+            elif sizes[n] == 1:
+                sizes[n] = size
     return [align_to(a, *order) for a in arrays]
 
 
@@ -476,9 +492,14 @@ def contract(x1, x2, /, over):
     """Sum of products over the axes named in `over` (a name or tuple of names). Names
     the arrays share but do not contract are batch axes. The result's axes: batch names
     (in x1's order), then x1's other names, then x2's."""
-    from ._api._core import cast, check_devices, node_of
+    from ._api._core import cast, check_devices, node_of, promote
     from ._prims import reduce as rd
+    a, b = node_of("contract", x1, "x1"), node_of("contract", x2, "x2")
     over = (over,) if isinstance(over, str) else tuple(over)
+    for n in over:
+        _check_name(n, "contract")
+        if over.count(n) > 1:
+            raise ValueError(f"contract: axis {n!r} appears more than once in over={over}")
     n1, n2 = names_of(x1), names_of(x2)
     if None in n1 or None in n2:
         raise ValueError("contract: every axis must be named")
@@ -492,9 +513,8 @@ def contract(x1, x2, /, over):
     for n in batch:
         if x1.shape[n1.index(n)] != x2.shape[n2.index(n)]:
             raise ValueError(f"contract: batch axis {n!r} differs in size")
-    a, b = node_of("contract", x1), node_of("contract", x2)
     check_devices("contract", a, b)
-    d = dt.promote(a.aval.dtype, b.aval.dtype)
+    d = promote("contract", a.aval.dtype, b.aval.dtype)
     node = bind(rd.dot_general, (cast(a, d), cast(b, d)), {
         "contract": (tuple(n1.index(n) for n in over), tuple(n2.index(n) for n in over)),
         "batch": (tuple(n1.index(n) for n in batch), tuple(n2.index(n) for n in batch))})
