@@ -381,3 +381,33 @@ def test_setitem_gradient_skips_dropped_updates():
         return xp.sum(y * xp.arange(4.0))
     g = xp.grad(f)(xp.asarray(np.array([1.0, 1.0])))
     np.testing.assert_array_equal(np.asarray(g), [1.0, 0.0])
+
+
+def test_custom_vjp_fwd_may_call_the_function_itself():
+    """The usual idiom: fwd calls the decorated function for its value (it recursed until
+    RecursionError). The rule is used: bwd is deliberately 10x the true derivative."""
+    @xp.custom_vjp
+    def f(x):
+        return xp.sin(x) * 2.0
+
+    def fwd(x):
+        return f(x), (x,)
+
+    def bwd(res, ct):
+        (x,) = res
+        return (ct * 20.0 * xp.cos(x),)
+
+    f.defvjp(fwd, bwd)
+
+    @xp.custom_vjp
+    def g(x):              # a custom_vjp whose fwd goes through another one's
+        return f(x) + x
+
+    g.defvjp(lambda x: (g(x), None), lambda res, ct: (ct * 3.0,))
+
+    v = np.array([0.1, 0.5, -2.0])
+    x = xp.asarray(v)
+    np.testing.assert_allclose(np.asarray(f(x)), 2 * np.sin(v))
+    np.testing.assert_allclose(np.asarray(xp.grad(lambda x: xp.sum(f(x)))(x)), 20 * np.cos(v))
+    np.testing.assert_allclose(np.asarray(xp.grad(lambda x: xp.sum(g(x)))(x)), np.full(3, 3.0))
+    np.testing.assert_allclose(np.asarray(g(x)), 2 * np.sin(v) + v)
