@@ -411,3 +411,32 @@ def test_custom_vjp_fwd_may_call_the_function_itself():
     np.testing.assert_allclose(np.asarray(xp.grad(lambda x: xp.sum(f(x)))(x)), 20 * np.cos(v))
     np.testing.assert_allclose(np.asarray(xp.grad(lambda x: xp.sum(g(x)))(x)), np.full(3, 3.0))
     np.testing.assert_allclose(np.asarray(g(x)), 2 * np.sin(v) + v)
+
+
+@pytest.mark.parametrize("leave", [
+    lambda v: np.asarray(v),
+    lambda v: np.array(v.tolist()),
+    lambda v: np.from_dlpack(v),
+    lambda v: np.asarray(xp.sin(v) * 2.0),       # an intermediate that depends on v
+])
+def test_values_leaving_the_graph_under_grad_raise(leave):
+    """A value that leaves as data carries no derivative: the gradient would be silently
+    zero (it was), so it raises and suggests stop_gradient."""
+    v = xp.asarray(np.array([0.1, 0.5]))
+    with pytest.raises(xp.DerivativeLostError, match="stop_gradient"):
+        xp.grad(lambda v: xp.sum(xp.asarray(np.sin(leave(v)))))(v)
+    with pytest.raises(TypeError):            # it is a TypeError, as the standard's misuse is
+        xp.grad(lambda v: xp.sum(xp.asarray(leave(v))))(v)
+
+
+def test_values_that_carry_no_derivative_may_leave():
+    v = xp.asarray(np.array([0.1, 0.5]))
+    # stop_gradient says so; Python scalars drive control flow (documented: no derivative)
+    g = xp.grad(lambda v: xp.sum(v * xp.asarray(np.asarray(xp.stop_gradient(v)))))(v)
+    np.testing.assert_allclose(np.asarray(g), [0.1, 0.5])
+    g = xp.grad(lambda v: xp.sum(v * 3.0) if float(v[0]) > 0 else xp.sum(v))(v)
+    np.testing.assert_allclose(np.asarray(g), [3.0, 3.0])
+    c = xp.asarray(np.array([2.0, 4.0]))        # arrays that do not depend on v
+    g = xp.grad(lambda v: xp.sum(v * xp.asarray(np.asarray(c) + 1)))(v)
+    np.testing.assert_allclose(np.asarray(g), [3.0, 5.0])
+    np.testing.assert_allclose(np.asarray(v), [0.1, 0.5])   # and after grad, as before

@@ -10,7 +10,7 @@ from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, f
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
 from ._devices import Device, device, available_devices as devices
-from ._graph import ConcretizationError, DonatedArrayError
+from ._graph import ConcretizationError, DerivativeLostError, DonatedArrayError
 from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,
                            wait_for_compiles)
 from ._api.creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full,

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _graph
+from ._context import trace
 from ._graph import evaluate
 
 _API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
@@ -34,7 +35,7 @@ class Array:
         self._names = None      # axis names (see tlaloc/named.py); None: no axis is named
         if node.owner is None and node.value is None:
             node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
-            if not _graph.TRACING:
+            if not trace.jit_depth:
                 _graph.note_pending_owner(ref)
         return self
 
@@ -51,7 +52,7 @@ class Array:
             self._names = other._names
         if self._node.owner is None and self._node.value is None:
             self._node.owner = ref = weakref.ref(self)
-            if not _graph.TRACING:
+            if not trace.jit_depth:
                 _graph.note_pending_owner(ref)
         return self
 
@@ -147,7 +148,17 @@ class Array:
             host.flags.writeable = False
         return host
 
+    def _leaving(self, what):
+        """The value is about to leave tlaloc as data: refused while it depends on an input
+        being differentiated (it would carry no derivative: a silently wrong gradient)."""
+        if trace.retain_graph and _graph.reaches_variable(self._node):
+            raise _graph.DerivativeLostError(
+                f"{what}: this array depends on an input being differentiated, and its value "
+                "would leave the graph without a derivative; compute with tlaloc functions, "
+                "or wrap it in tlaloc.stop_gradient(x) where no derivative is wanted")
+
     def __array__(self, dtype=None, copy=None):
+        self._leaving("__array__")
         host = self._numpy()
         if copy is False:
             if dtype is not None and np.dtype(dtype) != host.dtype:
@@ -191,12 +202,14 @@ class Array:
         return self._scalar("scalar")
 
     def tolist(self):
+        self._leaving("tolist")
         return self._numpy().tolist()
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"__dlpack__: tlaloc exports host (kDLCPU) memory only, "
                               f"dl_device={tuple(dl_device)} was asked for")
+        self._leaving("__dlpack__")
         host = self._numpy()   # read-only: the value is immutable
         if copy is not False:
             host = np.array(host, copy=True)    # writeable, owned by the consumer

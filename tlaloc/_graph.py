@@ -18,6 +18,7 @@ import weakref
 from typing import NamedTuple
 
 from ._config import config
+from ._context import trace as _trace
 from ._dtypes import DType
 
 
@@ -27,26 +28,31 @@ class Aval(NamedTuple):
     dtype: DType
 
 
-# Non-zero while derivatives are being recorded: computed nodes then keep their inputs, so
-# the backward pass can walk the graph (see tlaloc/autodiff).
-RETAIN_GRAPH = 0
-
-
-# Called with every recorded node while set (tlaloc.grad_source names nodes this way).
-ON_BIND = None
-
-
-_retain_lock = threading.Lock()
-
-
-def retain_graph(delta: int) -> None:
-    global RETAIN_GRAPH
-    with _retain_lock:   # threads that differentiate at once must not lose a count
-        RETAIN_GRAPH += delta
-
-
 class ConcretizationError(RuntimeError):
     """A value was needed from an array that has none (it is being traced without values)."""
+
+
+class DerivativeLostError(TypeError):
+    """A value that depends on an input being differentiated would leave the graph as data
+    (`__array__`, `__dlpack__`, `tolist`), where it carries no derivative."""
+
+
+def reaches_variable(node) -> bool:
+    """Whether `node` depends on a variable of a derivative being recorded (through the
+    inputs that recording keeps; stop_gradient cuts the dependence)."""
+    seen = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        prim = n.prim
+        if prim is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if prim.name == "variable":
+            return True
+        if prim.name != "stop_gradient":
+            stack.extend(n.inputs)
+    return False
 
 
 class DonatedArrayError(RuntimeError):
@@ -108,8 +114,9 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     else:
         aval = prim.infer(*[n.aval for n in inputs], **params)
     node = Node(prim, inputs, params, aval, device or inputs[0].device)
-    if ON_BIND is not None:
-        ON_BIND(node)
+    on_bind = _trace.on_bind
+    if on_bind is not None:
+        on_bind(node)
     depth = 0
     ref = None
     for n in inputs:
@@ -127,7 +134,7 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 consumers.append(ref)
     node.pending = depth + 1
     if depth >= config.max_pending >> 1 and (prim is _last_cut_prim or depth >= config.max_pending) \
-            and not TRACING:
+            and not _trace.jit_depth:
         _bound_depth(node, depth)
     return node
 
@@ -143,9 +150,6 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
 # the bound at the first operation like the one that made the last cut (same primitive,
 # parameters and operand avals): the same place in the loop body, so every round between
 # two cuts records the same program.
-
-# > 0 while tlaloc.jit traces a function without values (nothing can be computed then).
-TRACING = 0
 
 _pending_owners = []     # weakrefs to the Arrays that show pending values, pruned as they go
 _prune_at = 1024
@@ -349,6 +353,6 @@ def evaluate(nodes) -> None:
         for s, value in zip(plan.outputs, values):
             node = plan.nodes[s - n_in]
             node.value = value
-            if not RETAIN_GRAPH:
+            if not _trace.retain_graph:
                 node.inputs = ()  # frees the intermediates behind it
             node.pending = 0

@@ -16,7 +16,8 @@ import functools
 import inspect
 import logging
 
-from . import _graph, _tree
+from . import _tree
+from ._context import trace
 from ._array import Array
 from ._config import config
 from ._devices import STATS, default_device
@@ -182,11 +183,11 @@ class Jitted:
     # ---------------------------------------------------------------- tracing
 
     def _trace(self, *how):
-        _graph.TRACING += 1   # no values while tracing: the depth bound must not compute
+        trace.jit_depth += 1   # no values while tracing: the depth bound must not compute
         try:
             return self._trace_once(*how)
         finally:
-            _graph.TRACING -= 1
+            trace.jit_depth -= 1
 
     def _trace_once(self, args, kwargs, static_pos, leaves, structure, donated):
         devices = {x.device for x in leaves if isinstance(x, Array)}

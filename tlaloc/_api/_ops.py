@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .. import _dtypes as dt
-from .. import _graph
+from .._context import trace
 from .._graph import bind, evaluate
 from .._prims import elementwise as ew
 from .._prims import indexing as ix
@@ -197,7 +197,7 @@ def sort_values(node, dimension, descending=False):
     d = node.aval.dtype
     if d.kind != "f":
         return _sort_one(node, dimension, descending)
-    if _graph.RETAIN_GRAPH:
+    if trace.retain_graph:
         # derivatives are being recorded: sort the values along with their integer keys,
         # so the result is the sort primitive's own operand (which has derivative rules)
         return p(so.sort, ordered_int(node, zeros_equal=False), node, dimension=dimension,

@@ -1,7 +1,7 @@
 """Forward and reverse mode over the recorded graph.
 
 While a function is being differentiated, `tracing()` keeps computed nodes' inputs (see
-_graph.RETAIN_GRAPH), so Python code may look at values (an `if` on an array) without
+_context.trace.retain_graph), so Python code may look at values (an `if` on an array) without
 losing the graph. The walks below then capture the part of the graph that depends on the
 variables and apply each primitive's jvp or vjp rule; the rules record new primitives, so
 derivatives are lazy, fuse with the forward pass, and can be differentiated again.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
-from .. import _graph
+from .._context import trace
 from .._graph import bind
 from .._prims import ad
 from .._prims import autodiff as adp
@@ -18,15 +18,15 @@ from .._prims import autodiff as adp
 
 @contextlib.contextmanager
 def tracing():
-    _graph.retain_graph(+1)
+    trace.retain_graph += 1
     try:
         yield
     finally:
-        _graph.retain_graph(-1)
+        trace.retain_graph -= 1
 
 
 def is_tracing() -> bool:
-    return _graph.RETAIN_GRAPH > 0
+    return trace.retain_graph > 0
 
 
 def variable(node):

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import inspect
 import keyword
-import threading
 
 import numpy as np
 
-from .. import _graph
+from .._context import trace
 from .._array import Array
 from .._prims import ad
 from .engine import Tape, tracing, variable
@@ -73,21 +72,6 @@ class _Namer:
             self.claimed.add(ct)
 
 
-# The namer of the grad_source running in each thread. While any runs, _graph.ON_BIND is
-# `_on_bind`, which names a node for its own thread's namer only: one module-global hook,
-# saved and restored by each call, let threads name each other's nodes, and calls that
-# ended out of order left a finished namer installed for good (every later operation of the
-# process recorded into it, keeping its nodes alive).
-_namers = {}
-_namers_lock = threading.Lock()
-
-
-def _on_bind(node):
-    namer = _namers.get(threading.get_ident())
-    if namer is not None:
-        namer.on_bind(node)
-
-
 def _param_names(f, n):
     try:
         params = [p.name for p in inspect.signature(f).parameters.values()
@@ -110,11 +94,9 @@ def grad_source(f, *args, argnums=0, name=None) -> str:
         if arrays[i] is None:
             raise TypeError(f"grad_source: argument {i} must be a tlaloc array to differentiate it")
     namer = _Namer()
-    thread = threading.get_ident()
-    with _namers_lock:
-        outer = _namers.get(thread)    # a grad_source called inside f
-        _namers[thread] = namer
-        _graph.ON_BIND = _on_bind
+    # this thread's recorded nodes go to this call's namer (the hook is per thread, so
+    # other threads' nodes never do); a grad_source called inside f installs its own
+    outer, trace.on_bind = trace.on_bind, namer.on_bind
     try:
         with tracing():
             full = list(args)
@@ -131,13 +113,7 @@ def grad_source(f, *args, argnums=0, name=None) -> str:
             namer.names[seed] = "g_out"
             cts = tape.backward({out._node: seed}, observer=namer.on_cotangent)
     finally:
-        with _namers_lock:
-            if outer is None:
-                del _namers[thread]
-            else:
-                _namers[thread] = outer
-            if not _namers:
-                _graph.ON_BIND = None
+        trace.on_bind = outer
     results = []
     for i in nums:
         ct = cts[variables[i]]
