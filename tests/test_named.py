@@ -163,3 +163,14 @@ def test_small_model_with_names_only():
         params = {k: params[k] - 0.1 * g[k] for k in params}
     assert params["w"].names == ("feature", "hidden")
     assert float(loss(params)) < first
+
+
+def test_contractions_that_would_repeat_a_name_raise():
+    q = xp.ones((3, 4), names=("query", "feature"))
+    with pytest.raises(ValueError, match="two axes named 'query'"):
+        q @ q.T
+    with pytest.raises(ValueError, match="tensordot: the result would have two axes named 'query'"):
+        xp.tensordot(q, q, axes=([1], [1]))
+    k = xp.rename(q, query="key")
+    assert (q @ k.T).names == ("query", "key")
+    assert xp.tensordot(q, k, axes=([1], [1])).names == ("query", "key")

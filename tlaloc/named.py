@@ -334,6 +334,19 @@ def unstack_rule(fn):
     return rule
 
 
+def _distinct(where, names):
+    """The names of a result that joins two operands' axes; two axes of one name raise
+    (`q @ q.T` for q named ("query", "feature") would name both result axes "query")."""
+    seen = set()
+    for n in names:
+        if n is not None:
+            if n in seen:
+                raise ValueError(f"{where}: the result would have two axes named {n!r}; "
+                                 "rename one operand's axis first (tlaloc.rename)")
+            seen.add(n)
+    return tuple(names)
+
+
 def matmul_rule(fn):
     def rule(x1, x2, /):
         n1, n2 = names_of(x1), names_of(x2)
@@ -351,7 +364,7 @@ def matmul_rule(fn):
             names = n2[:-2] + (n2[-1],)
         else:
             names = ()
-        return _with_names(out, names)
+        return _with_names(out, _distinct("matmul", names))
     return rule
 
 
@@ -369,7 +382,7 @@ def tensordot_rule(fn):
                 raise ValueError(f"tensordot: contracted axes are named {n1[i]!r} and {n2[j]!r}")
         out = fn(x1, x2, axes=axes)
         names = [n for i, n in enumerate(n1) if i not in a1] + [n for j, n in enumerate(n2) if j not in a2]
-        return _with_names(out, names)
+        return _with_names(out, _distinct("tensordot", names))
     return rule
 
 
