@@ -303,6 +303,8 @@ def _spacing(name, n, d):
     n = _length(name, n)
     if isinstance(d, (builtins.bool, builtins.complex)) or not isinstance(d, (builtins.int, builtins.float)):
         raise TypeError(f"{name}: d must be a real number, got {d!r}")
+    if d == 0 or not math.isfinite(n * d):
+        raise ValueError(f"{name}: d must be a finite non-zero number, got {d!r}")
     return n, 1.0 / (n * d)
 
 

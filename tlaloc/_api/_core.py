@@ -111,7 +111,12 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
     leaves of equal values would make the program's structure depend on values."""
     if dtype.kind in "iu" and not isinstance(value, builtins.bool):
         dt.check_int_fits(value, dtype, name)
-    return leaf(np.asarray(value, dtype=dtype.numpy), Aval((), dtype), device)
+    try:
+        host = np.asarray(value, dtype=dtype.numpy)
+    except OverflowError:   # a Python int past the floating dtype's range
+        where = "" if name is None else f"{name}: "
+        raise OverflowError(f"{where}Python int {value} is too large for {dtype}") from None
+    return leaf(host, Aval((), dtype), device)
 
 
 def constant(value, shape, dtype, device):
@@ -210,12 +215,12 @@ def operands(name, *args, dtype=None):
             elif type(b) is builtins.float or type(b) is builtins.int:
                 d = na.aval.dtype
                 if dt.scalar_dtype(b, d, name) is d:
-                    return [na, scalar_node(b, d, na.device)], d, na.aval.shape
+                    return [na, scalar_node(b, d, na.device, name)], d, na.aval.shape
         elif type(b) is Array and (type(a) is builtins.float or type(a) is builtins.int):
             nb = b._node
             d = nb.aval.dtype
             if dt.scalar_dtype(a, d, name) is d:
-                return [scalar_node(a, d, nb.device), nb], d, nb.aval.shape
+                return [scalar_node(a, d, nb.device, name), nb], d, nb.aval.shape
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")

@@ -272,6 +272,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     if d.kind == "b":
         raise TypeError("arange: bool dtype is not supported")
     check_size("arange", (n,), d, dev)
+    if d.kind in "iu" and n and all_int:   # the last value must fit too
+        dt.check_int_fits(start + (n - 1) * step, d, "arange")
     idx = _iota((n,), d, 0, dev)
     step, start = scalar_node(step, d, dev, "arange"), scalar_node(start, d, dev, "arange")
     out = bind(ew.multiply, (idx, broadcast_to_shape(step, (n,))), {})

@@ -22,6 +22,7 @@ def _real(name, x, argname="x"):
 def _arg_extremum(name, prim):
     def fn(x, /, *, axis=None, keepdims=False):
         node = _real(name, x)
+        check_bool(name, keepdims, "keepdims")
         shape = node.aval.shape
         if axis is None:
             node = o.flatten(node)

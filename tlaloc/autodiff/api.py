@@ -63,9 +63,15 @@ def _seed(x, node, what, kind, of):
     """A tangent or cotangent `x` for `node` (a primal, or an output): an array of the node's
     shape and dtype, or a Python scalar for a 0-d node, which takes the node's dtype."""
     scalar = isinstance(x, (bool, int, float, complex))
+    if scalar:
+        from .._api.creation import asarray
+        x = asarray(x, device=node.device)
     x = _as_array(x, what)
     if x.shape != node.aval.shape:
         raise ValueError(f"{what}: {kind} of shape {x.shape} for {of} of shape {node.aval.shape}")
+    if x.device != node.device:
+        raise ValueError(f"{what}: {kind} on {x.device} for {of} on {node.device} (different "
+                         "devices); move it with to_device")
     if x.dtype is not node.aval.dtype:
         if not scalar or (x.dtype.kind == "c" and node.aval.dtype.kind != "c"):
             raise TypeError(f"{what}: {kind} of dtype {x.dtype} for {of} of dtype "
