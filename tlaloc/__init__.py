@@ -71,3 +71,11 @@ from ._api import linear_algebra as _linear_algebra_module  # noqa: E402
 from ._api import manipulation as _manipulation_module  # noqa: E402
 
 named.install(globals(), modules=(_elementwise_module, _linear_algebra_module, _manipulation_module))
+
+
+def __getattr__(name):
+    # tlaloc.random is imported on first use (importing tlaloc stays as fast as it was)
+    if name == "random":
+        import importlib
+        return importlib.import_module(".random", __name__)
+    raise AttributeError(f"module 'tlaloc' has no attribute {name!r}")

@@ -324,6 +324,10 @@ def _trace(fun, args):
             raise TypeError(f"tlaloc.export: argument leaf #{i} is a {type(x).__name__}; "
                             "arguments are tlaloc arrays and Python scalars (bool, int, float, str)")
     traced = Jitted(fun)._trace(args, {}, set(), leaves, structure, ())
+    if traced.states:
+        raise ValueError("tlaloc.export: the function draws from a tlaloc.random.Generator, "
+                         "whose key lives outside it; pass a key (tlaloc.random.key) as an "
+                         "argument and draw with the functional tlaloc.random API")
     if traced.plan is None:
         raise ValueError("tlaloc.export: the function computes no array; there is no program "
                          "to export")

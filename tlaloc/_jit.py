@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 
-from . import _tree
+from . import _state, _tree
 from ._context import trace
 from ._array import Array
 from ._config import config
@@ -51,6 +51,8 @@ class _Traced:
         self.out_structure = out_structure
         self.out_slots = out_slots          # per output leaf: ("out", k), ("arg", i), ("const", obj)
         self.device = device
+        self.states = ()                    # tlaloc._state cells the function reads or writes
+        self.state_out = ()                 # (cell, output k): the cell's value after a call
 
 
 class _FixedPlan:
@@ -210,11 +212,14 @@ class Jitted:
         call_args = [args[i] if i in static_pos else next(it) for i in range(len(args))]
         call_kwargs = dict(kwargs)
         call_kwargs.update(dynamic_kw)
-        result = self.fun(*call_args, **call_kwargs)
+        with _state.Frame() as frame:   # State cells (a Generator's key) become inputs
+            result = self.fun(*call_args, **call_kwargs)
         out_leaves, out_structure = _tree.flatten(result)
         out_nodes = list(dict.fromkeys(
             x._node for x in out_leaves
             if isinstance(x, Array) and x._node.prim is not None and x._node.value is None))
+        state_in, state_out = _state_outputs(frame)
+        out_nodes = list(dict.fromkeys(out_nodes + [n for _, n in state_out]))
         for node in out_nodes:
             if node.device != device:
                 raise ValueError("jit: outputs must stay on the arguments' device")
@@ -227,6 +232,8 @@ class Jitted:
             for l in plan.leaves:
                 if l in placeholders:
                     sources.append(("arg", placeholders[l]))
+                elif l in state_in:
+                    sources.append(("state", state_in[l]))
                 elif l.value is None and l.prim is None and not l.inputs:
                     raise ValueError("jit: the function used an array traced by another call")
                 else:
@@ -240,16 +247,26 @@ class Jitted:
                 slots.append(("arg", placeholders[x._node]))
             elif isinstance(x, Array) and x._node in position:
                 slots.append(("out", position[x._node], x._names))
+            elif isinstance(x, Array) and x._node in state_in:
+                slots.append(("state", state_in[x._node]))
             else:
                 slots.append(("const", x))
-        return _Traced(plan, sources, out_structure, slots, device, [n.aval for n in out_nodes])
+        traced = _Traced(plan, sources, out_structure, slots, device, [n.aval for n in out_nodes])
+        traced.states = tuple(state_in.values())
+        traced.state_out = tuple((cell, position[n]) for cell, n in state_out)
+        return traced
 
     # ---------------------------------------------------------------- running
 
     def _run(self, traced, leaves, donated, cause):
         outputs = []
+        entry = {}
+        if traced.states:
+            entry = {cell: cell._value for cell in traced.states}
+            evaluate([v._node for v in entry.values()])
         if traced.plan is not None:
-            inputs = [leaves[what]._node if kind == "arg" else what
+            inputs = [leaves[what]._node if kind == "arg" else
+                      entry[what]._node if kind == "state" else what
                       for kind, what in traced.leaf_sources]
             misses, seconds = STATS.misses, STATS.compile_seconds
             values = traced.device.backend.run(traced.plan, inputs, compiled=True)
@@ -258,6 +275,8 @@ class Jitted:
                                 STATS.compile_seconds - seconds)
             outputs = [Array._from_node(leaf(v, a, traced.device))
                        for v, a in zip(values, traced.out_avals)]
+            for cell, k in traced.state_out:
+                cell._value = outputs[k]
             for i in donated:
                 leaves[i]._node.value = DONATED
         result = []
@@ -270,9 +289,28 @@ class Jitted:
                 result.append(out)
             elif kind == "arg":
                 result.append(leaves[what])
+            elif kind == "state":
+                result.append(entry[what])
             else:
                 result.append(what)
         return _tree.unflatten(traced.out_structure, result)
+
+
+def _state_outputs(frame):
+    """The State cells a trace touched: {placeholder node: cell}, and (cell, node) for each
+    cell the function gave a new value (an extra output of the program)."""
+    state_in, state_out = {}, []
+    for cell, placeholder, final in frame.threaded():
+        state_in[placeholder] = cell
+        node = final._node
+        if node is placeholder:
+            continue
+        if node.prim is None or node.value is not None:
+            raise ValueError("jit: the function set a state (a tlaloc.random.Generator's "
+                             "key) to an array it did not compute; set it from a key the "
+                             "function computes (split, fold_in) or outside the function")
+        state_out.append((cell, node))
+    return state_in, state_out
 
 
 def _captured_pending(out_nodes, placeholders):
