@@ -13,6 +13,7 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
     ("train_mlp.py", ["--steps", "60"]),
     ("numpy_style_code.py", []),
     ("gradient_fit.py", []),
+    ("monte_carlo.py", ["--batches", "3", "--batch-size", "100000"]),
 ])
 def test_example_runs(script, args):
     out = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
@@ -42,3 +43,16 @@ def test_quickstart_loop_reaches_the_compiled_program():
     line = next(l for l in out.stdout.splitlines() if l.startswith("cache:"))
     info = ast.literal_eval(line.split("cache:", 1)[1].strip())
     assert info["hits"] >= 3 and info["compiles"] + info["disk_hits"] == 1, info
+
+
+def test_monte_carlo_estimates():
+    """The Monte-Carlo example's estimates lie within 5 standard errors of pi and of the
+    Black-Scholes price, its jitted batch compiles once, and keys reproduce the Generator."""
+    out = subprocess.run([sys.executable, str(EXAMPLES / "monte_carlo.py"), "--batches", "4",
+                          "--batch-size", "250000"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    errors = [float(l.split("(error ")[1].split()[0]) for l in lines if "(error " in l]
+    assert len(errors) == 2 and all(e < 5 for e in errors), out.stdout
+    assert "(1 compile of the jitted batch)" in out.stdout
+    assert lines[-1].endswith("True")

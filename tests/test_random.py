@@ -630,3 +630,13 @@ def test_bad_input():
         xr.permutation(k, -3)
     with pytest.raises(TypeError):
         xr.permutation(k, 2.5)
+
+
+def test_import_tlaloc_does_not_import_random():
+    import subprocess
+    import sys
+    code = ("import sys, tlaloc; before = 'tlaloc.random' in sys.modules; "
+            "tlaloc.random.key(0); print(before, 'tlaloc.random' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "True"]
