@@ -174,6 +174,7 @@ _TRANSFORMS = """
     together(grads)
     together(jits)
     together(grads, long_loop)
+    together(grads, grads, long_loop)
     together(jits, grads)
     together(sources)
     together(sources, long_loop)
