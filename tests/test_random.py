@@ -205,8 +205,6 @@ class TestJaxBits:
     @pytest.fixture(autouse=True)
     def _jax(self):
         self.jax = pytest.importorskip("jax")
-        import jax.numpy as jnp
-        self.jnp = jnp
         if not self.jax.config.jax_threefry_partitionable:
             pytest.skip("jax_threefry_partitionable is off")
         xp.config.update(execution="compiled")
@@ -220,7 +218,7 @@ class TestJaxBits:
             np.testing.assert_array_equal(a.astype(np.int64), b.astype(np.int64))
 
     def test_keys_bits_uniform_normal(self):
-        jax, jnp = self.jax, self.jnp
+        jax = self.jax
         for seed in (0, 2**31 + 5):
             k, jk = xr.key(seed), jax.random.key(seed)
             self.same(k, jax.random.key_data(jk))
@@ -486,6 +484,14 @@ def test_keys_through_grad(tier):
     def mean_of(loc):
         return xp.mean(xr.normal(key, (1000,), loc=loc, scale=2.0))
     assert abs(float(xp.grad(mean_of)(xp.asarray(0.5, device=tier))) - 1.0) < 1e-12
+    # the gamma family's shape parameters have no derivative: an error, not a silent zero
+    a = xp.asarray(2.0, device=tier)
+    with pytest.raises(NotImplementedError, match="gamma: the samples have no derivative"):
+        xp.grad(lambda a: xp.sum(xr.gamma(key, a, (4,))))(a)
+    with pytest.raises(NotImplementedError, match="dirichlet"):
+        xp.grad(lambda a: xr.dirichlet(key, xp.stack([a, a]))[0])(a)
+    g = xp.grad(lambda a: xp.sum(a * xr.gamma(key, xp.stop_gradient(a), (4,), scale=a)))(a)
+    np.testing.assert_allclose(np_(g), 2 * np_(xp.sum(xr.gamma(key, 2.0, (4,)))) * 2, rtol=1e-12)
 
 
 def test_keys_through_export():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from ._graph import Aval, Node
+from ._graph import Node
 
 _local = threading.local()
 
@@ -46,8 +46,7 @@ class Frame:
         node = value._node
         if node.value is None and node.prim is None and not node.inputs:
             return    # traced by an enclosing trace: leave it (that trace threads it)
-        placeholder = Array._from_node(Node(None, (), None, Aval(node.aval.shape, node.aval.dtype),
-                                            node.device))
+        placeholder = Array._from_node(Node(None, (), None, node.aval, node.device))
         placeholder._names = value._names
         self.cells[cell] = (value, placeholder)
         cell._value = placeholder

@@ -51,3 +51,22 @@ def _custom_rules():
 custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
                       source="{0}",
                       **_custom_rules())
+
+
+def _refuse_vjp(ct, x, *, out, what):
+    if x.prim is stop_gradient:     # the value was made a constant: no cotangent reaches it
+        return (None,)
+    raise NotImplementedError(
+        f"{what}; apply tlaloc.stop_gradient to it to treat it as a constant")
+
+
+def _refuse_jvp(tangents, x, *, out, what):
+    _refuse_vjp(None, x, out=out, what=what)
+
+
+# Identity, with no derivative: differentiating through it raises (stop_gradient would give
+# a silent zero). `what` says which value has no derivative and why (tlaloc.random's gamma
+# family marks its shape parameters with it).
+nondifferentiable = declare(
+    "nondifferentiable", infer=_first, emit=_emit_first, impl=_first, source="{0}",
+    jvp=_refuse_jvp, vjp=_refuse_vjp)

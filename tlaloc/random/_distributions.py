@@ -27,8 +27,8 @@ from .._prims import special as sp
 from .._api import _ops
 from .._api._core import broadcast_to_shape
 from . import _core
-from ._core import U32, U64, V, bits_node, blocks, const, key_words, p, where
-from ._params import Params, finish, float_dtype, is_number, parse_shape
+from ._core import U32, U64, V, bits_node, blocks, key_words, p, where
+from ._params import Params, finish, float_dtype, parse_shape
 
 _MANT = {dt.float16: 10, dt.bfloat16: 7, dt.float32: 23, dt.float64: 52}
 _UINT = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
@@ -228,6 +228,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None) -> Array:
     relative precision, so intervals far in a tail (|bound| up to ~37 in float64, ~13 in
     float32) are sampled accurately. Results lie strictly inside (lower, upper)."""
     import tlaloc as xp
+    _no_shape_as_param("truncated_normal", lower=lower, upper=upper)
     words, device, ps, shape, names = _start("truncated_normal", key, shape, lower=lower, upper=upper)
     d = float_dtype("truncated_normal", dtype, lower, upper)
     if ps.is_static("lower") and ps.is_static("upper") and not ps.static("lower") < ps.static("upper"):
@@ -412,24 +413,22 @@ def _rounds(n):
 def _shuffled_iota(words, n, device):
     """A uniformly random permutation of 0..n-1 (int64): sort rounds by fresh 32-bit keys,
     stable (jax's _shuffle of arange(n), bit for bit)."""
-    idx = _ops.iota((n,), 0, device, dt.int64)
+    idx = None
     for _ in range(_rounds(n)):
-        k, sub = subkeys(words, 2)
-        words = k
-        sort_keys = bits_node(sub, (n,), U32)
-        order = _stable_argsort_u32(sort_keys, device)
-        idx = _ops.take_axis(idx, order, 0)
-    return idx
+        words, sub = subkeys(words, 2)
+        order = _stable_argsort_u32(bits_node(sub, (n,), U32), device)
+        idx = order if idx is None else _ops.take_axis(idx, order, 0)   # sorts the last round's
+    return _ops.iota((n,), 0, device, dt.int64) if idx is None else idx
 
 
 def _stable_argsort_u32(keys, device):
     """The stable ascending permutation of a 1-d uint32 node (int64)."""
+    from .._prims import sort as so
     n = keys.aval.shape[0]
     pos = _ops.iota((n,), 0, device, dt.int64)
     if n >= 1 << 32:
-        from .._prims import sort as so
         return p_(so.sort, keys, pos, dimension=0, num_keys=1, descending=False, output=1)
-    from .._prims import sort as so
+    # (key, position) packed in one uint64: sorting it is the stable sort by key
     packed = (V(keys).astype(U64) << 32) | V(pos).bitcast(U64)
     ordered = V(p_(so.sort, packed.n, dimension=0, num_keys=1, descending=False, output=0))
     return (ordered & 0xFFFFFFFF).bitcast(dt.int64).n
@@ -439,7 +438,6 @@ def permutation(key, x, axis=0) -> Array:
     """A random permutation of range(x) (x an int) or of x's entries along `axis` (the same
     reordering for every position of the other axes); jax.random.permutation's result for
     the same key."""
-    import tlaloc as xp
     words, device = _check_key("permutation", key)
     if isinstance(x, Array):
         if x.ndim == 0:
@@ -583,6 +581,24 @@ def _bc_rows(x, full):
     return V(p_(sh.broadcast_in_dim, x.n, shape=tuple(full), dims=tuple(range(1, len(full)))))
 
 
+def _no_derivative(name, k, node):
+    """`node`, marked: a derivative with respect to it raises (it has none here)."""
+    from .._prims import autodiff as adp
+    return p_(adp.nondifferentiable, node,
+              what=f"tlaloc.random.{name}: the samples have no derivative with respect to {k} "
+                   "(implicit reparameterization is not implemented)")
+
+
+def _shape_parameter(name, k, ps, cd, shape):
+    """Parameter k in cd, broadcast; an array is marked as having no derivative first."""
+    v = ps.values[k]
+    if isinstance(v, Array):
+        marked = Array._from_node(_no_derivative(name, k, v._node))
+        marked._names = v._names
+        ps.values[k] = marked
+    return V(ps.node(k, cd, shape))
+
+
 def _shape_param(name, ps, k):
     if ps.is_static(k):
         v = ps.static(k)
@@ -593,15 +609,13 @@ def _shape_param(name, ps, k):
 def gamma(key, a, shape=None, dtype=None, *, scale=1.0) -> Array:
     """Gamma(a) floats (shape parameter a > 0, times `scale`). Exact up to the rejection
     cut (docs/random.md); a <= 0 or nan gives nan. No derivative flows to `a`."""
-    import tlaloc as xp
     _no_shape_as_param("gamma", a=a)
     words, device, ps, shape, names = _start("gamma", key, shape, a=a, scale=scale, loc=0.0)
     _shape_param("gamma", ps, "a")
     _positive("gamma", ps, "scale")
     d = float_dtype("gamma", dtype, a, scale)
     cd = _compute(d)
-    an = V(xp.stop_gradient(Array._from_node(ps.node("a", cd, shape)))._node) \
-        if not ps.is_static("a") else V(ps.node("a", cd, shape))
+    an = _shape_parameter("gamma", "a", ps, cd, shape)
     x = _log_gamma_sample(words, an, shape, cd).ap(ew.exp).astype(d)
     return finish(_affine(x, ps, shape).n, names, ps.names)
 
@@ -609,7 +623,6 @@ def gamma(key, a, shape=None, dtype=None, *, scale=1.0) -> Array:
 def beta(key, a, b, shape=None, dtype=None) -> Array:
     """Beta(a, b) floats: Ga / (Ga + Gb) of two gamma samples, formed from their logs (so
     small a and b keep their mass near 0 and 1). No derivative flows to a or b."""
-    import tlaloc as xp
     _no_shape_as_param("beta", a=a, b=b)
     words, device, ps, shape, names = _start("beta", key, shape, a=a, b=b)
     _shape_param("beta", ps, "a")
@@ -619,9 +632,7 @@ def beta(key, a, b, shape=None, dtype=None) -> Array:
     both = (2,) + tuple(shape)      # one gamma sampler for a and b side by side
     rows = []
     for k in ("a", "b"):
-        n = broadcast_to_shape(ps.node(k, cd, shape), tuple(shape))
-        if not ps.is_static(k):
-            n = xp.stop_gradient(Array._from_node(n))._node
+        n = broadcast_to_shape(_shape_parameter("beta", k, ps, cd, shape).n, tuple(shape))
         rows.append(p_(sh.reshape, n, shape=(1,) + tuple(shape)))
     lg = _log_gamma_sample(words, V(p_(sh.concatenate, *rows, axis=0)), both, cd)
     la, lb = _row(lg, 0), _row(lg, 1)
@@ -653,8 +664,8 @@ def dirichlet(key, alpha, shape=None, dtype=None) -> Array:
     d = float_dtype("dirichlet", dtype, alpha)
     cd = _compute(d)
     full = tuple(sizes) + alpha.shape[-1:]
-    an = xp.stop_gradient(xp.astype(alpha, cd) if alpha.dtype is not cd else alpha)
-    an = V(broadcast_to_shape(an._node, full))
+    an = _no_derivative("dirichlet", "alpha", alpha._node)
+    an = V(broadcast_to_shape(_core.p(ew.convert, an, dtype=cd) if alpha.dtype is not cd else an, full))
     lg = Array._from_node(_log_gamma_sample(words, an, full, cd).n)
     lg = lg - xp.max(lg, axis=-1, keepdims=True)
     e = xp.exp(lg)
