@@ -67,7 +67,7 @@ def deserialize(blob) -> "Exported":
         (size,) = struct.unpack("<Q", blob[len(_MAGIC):head])
         header = json.loads(blob[head:head + size].decode("utf-8"))
         version = int(header["format"])
-    except (KeyError, TypeError, ValueError, struct.error) as e:
+    except (KeyError, TypeError, ValueError, struct.error, RecursionError) as e:
         raise ValueError(f"tlaloc.deserialize: corrupt exported program header ({e})") from None
     if version > _FORMAT:
         raise ValueError(f"tlaloc.deserialize: written in format {version} by tlaloc "
@@ -78,9 +78,9 @@ def deserialize(blob) -> "Exported":
                          "match: the bytes were truncated or changed)")
     try:
         return Exported._from_header(header, payload)
-    except _jaxlib().ArtifactError:
-        raise
-    except (KeyError, IndexError, TypeError, ValueError) as e:
+    except _jaxlib().ArtifactError as e:
+        raise type(e)(f"tlaloc.deserialize: {e}") from None
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as e:
         raise ValueError(f"tlaloc.deserialize: corrupt exported program ({type(e).__name__}: "
                          f"{e})") from None
 
@@ -230,7 +230,7 @@ class Exported:
         artifact = section(h["artifact"])
         consts = []
         for c in h["consts"]:
-            shape, dtype = tuple(int(n) for n in c["shape"]), _dtype(c["dtype"])
+            shape, dtype = _shape(c["shape"]), _dtype(c["dtype"])
             raw = section(c)
             if len(raw) != int(np.prod(shape, dtype=np.int64)) * dtype.numpy.itemsize:
                 raise ValueError("a captured array's size does not match its shape")
@@ -239,7 +239,7 @@ class Exported:
         for spec in h["in_leaves"]:
             if "array" in spec:
                 shape, dtype, names = spec["array"]
-                in_leaves.append(("array", Aval(tuple(int(n) for n in shape), _dtype(dtype)),
+                in_leaves.append(("array", Aval(_shape(shape), _dtype(dtype)),
                                   _names_from_json(names)))
             else:
                 in_leaves.append(("static", spec["static"]))
@@ -249,7 +249,7 @@ class Exported:
                 outputs.append(("out", int(o[1]), _names_from_json(o[2])))
             else:
                 outputs.append((o[0], o[1] if o[0] == "value" else int(o[1])))
-        out_avals = [Aval(tuple(int(n) for n in s), _dtype(d)) for s, d in h["out_avals"]]
+        out_avals = [Aval(_shape(s), _dtype(d)) for s, d in h["out_avals"]]
         inputs = [(k, int(w)) for k, w in h["inputs"]]
         _check_references(inputs, outputs, in_leaves, consts, out_avals)
         text = _jaxlib().artifact_text(artifact)
@@ -323,7 +323,7 @@ def _trace(fun, args):
         else:
             raise TypeError(f"tlaloc.export: argument leaf #{i} is a {type(x).__name__}; "
                             "arguments are tlaloc arrays and Python scalars (bool, int, float, str)")
-    traced = Jitted(fun)._trace(args, {}, set(), leaves, structure, ())
+    traced = Jitted(fun)._trace(args, {}, set(), leaves, structure, (), name="tlaloc.export")
     if traced.states:
         raise ValueError("tlaloc.export: the function draws from a tlaloc.random.Generator, "
                          "whose key lives outside it; pass a key (tlaloc.random.key) as an "
@@ -381,6 +381,13 @@ def _tlaloc_version():
     return __version__
 
 
+def _shape(dims):
+    shape = tuple(int(n) for n in dims)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimension in shape {shape}")
+    return shape
+
+
 def _dtype(name):
     try:
         return dt._by_name(name)
@@ -393,7 +400,12 @@ def _names_json(names):
 
 
 def _names_from_json(names):
-    return None if names is None else tuple(names)
+    if names is None:
+        return None
+    names = tuple(names)
+    if not all(n is None or isinstance(n, str) for n in names):
+        raise ValueError(f"axis names {list(names)} are not all str or None")
+    return names
 
 
 # ----------------------------------------------------------------------------- structures as JSON

@@ -85,18 +85,52 @@ def _signature_of(value):
 
 class Jitted:
     def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=()):
+        if not callable(fun):
+            raise TypeError(f"jit: expected a function, got {type(fun).__name__}")
+        self.static_argnums = _argnums("static_argnums", static_argnums)
+        self.donate_argnums = _argnums("donate_argnums", donate_argnums)
+        self.static_argnames = _argnames(static_argnames)
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = _as_tuple(static_argnums)
-        self.static_argnames = _as_tuple(static_argnames)
-        self.donate_argnums = _as_tuple(donate_argnums)
         self._cache = {}
         self._by_arrays = {}     # the same traces, keyed for calls with array leaves only
         self._last_signature = None
+        # The most positional arguments `fun` takes (None: any number, or not inspectable):
+        # argnums are checked against it here, or against each call's arguments.
+        self._positional = None
         try:
-            self._param_names = list(inspect.signature(fun).parameters)
+            parameters = inspect.signature(fun).parameters
         except (TypeError, ValueError):
             self._param_names = []
+            return
+        self._param_names = list(parameters)
+        kinds = [p.kind for p in parameters.values()]
+        if inspect.Parameter.VAR_POSITIONAL not in kinds:
+            self._positional = sum(k in (inspect.Parameter.POSITIONAL_ONLY,
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD) for k in kinds)
+            self._check_argnums(self._positional, "takes")
+        if inspect.Parameter.VAR_KEYWORD not in kinds:
+            keywords = [n for n, p in parameters.items() if p.kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+            for name in self.static_argnames:
+                if name not in keywords:
+                    raise ValueError(f"jit: static_argnames names {name!r}, which is not a "
+                                     f"parameter of {getattr(fun, '__qualname__', fun)} "
+                                     f"(its parameters: {', '.join(keywords) or 'none by keyword'})")
+
+    def _check_argnums(self, n, verb):
+        """ValueError unless every static and donated position exists among n positional
+        arguments (the function's, or a call's)."""
+        for what in ("static_argnums", "donate_argnums"):
+            for i in getattr(self, what):
+                if not -n <= i < n:
+                    raise ValueError(
+                        f"jit: {what}={getattr(self, what)!r} refers to positional argument {i}, "
+                        f"but {getattr(self.fun, '__qualname__', 'the function')} {verb} {n} "
+                        "positional argument(s)")
+        both = {i % n for i in self.static_argnums} & {i % n for i in self.donate_argnums} if n else ()
+        if both:
+            raise ValueError(f"jit: argument(s) {sorted(both)} cannot be both static and donated")
 
     def __repr__(self):
         return f"<tlaloc.jit of {getattr(self.fun, '__qualname__', self.fun)}>"
@@ -132,7 +166,11 @@ class Jitted:
         return self._run(traced, leaves, donated, None)
 
     def _call(self, args, kwargs):
-        """The general call: (result, the trace it ran or None when inlined, donated leaves)."""
+        """The general call: (result, the trace it ran or None when inlined, donated leaves).
+        Bad arguments, and errors the function raises while traced, come before the
+        arguments are computed."""
+        if self._positional is None and (self.static_argnums or self.donate_argnums):
+            self._check_argnums(len(args), "was called with")
         static_pos = {i % len(args) if args else i for i in self.static_argnums if -len(args) <= i < len(args)}
         dynamic = [a for i, a in enumerate(args) if i not in static_pos]
         static_kw = {k: v for k, v in kwargs.items() if k in self.static_argnames}
@@ -140,10 +178,12 @@ class Jitted:
         leaves, structure = _tree.flatten((dynamic, dynamic_kw))
         if is_tracing():
             return self.fun(*args, **kwargs), None, ()   # derivatives are being recorded: inline
-        try:
-            evaluate([x._node for x in leaves if isinstance(x, Array)])
-        except ConcretizationError:
-            return self.fun(*args, **kwargs), None, ()   # called inside another trace: inline
+        arrays = [x._node for x in leaves if isinstance(x, Array)]
+        if trace.jit_depth:   # inside another trace: an argument that has no value inlines
+            try:
+                evaluate(arrays)
+            except ConcretizationError:
+                return self.fun(*args, **kwargs), None, ()
         donated = self._donated_leaves(args, static_pos, len(leaves))
         donated = tuple(i for i in donated if isinstance(leaves[i], Array))
         if donated:
@@ -158,6 +198,10 @@ class Jitted:
             self._cache[signature] = traced
             cause = _difference(self._last_signature, signature, self._param_names)
             self._last_signature = signature
+        try:
+            evaluate(arrays)
+        except ConcretizationError:
+            return self.fun(*args, **kwargs), None, ()   # an array of a finished trace: inline
         return self._run(traced, leaves, donated, cause), traced, donated
 
     @staticmethod
@@ -184,17 +228,17 @@ class Jitted:
 
     # ---------------------------------------------------------------- tracing
 
-    def _trace(self, *how):
+    def _trace(self, *how, name="jit"):
         trace.jit_depth += 1   # no values while tracing: the depth bound must not compute
         try:
-            return self._trace_once(*how)
+            return self._trace_once(*how, name=name)
         finally:
             trace.jit_depth -= 1
 
-    def _trace_once(self, args, kwargs, static_pos, leaves, structure, donated):
+    def _trace_once(self, args, kwargs, static_pos, leaves, structure, donated, name="jit"):
         devices = {x.device for x in leaves if isinstance(x, Array)}
         if len(devices) > 1:
-            raise ValueError(f"jit: arguments are on different devices: {sorted(map(str, devices))}")
+            raise ValueError(f"{name}: arguments are on different devices: {sorted(map(str, devices))}")
         device = devices.pop() if devices else default_device()
         placeholders = {}
         abstract = []
@@ -222,7 +266,7 @@ class Jitted:
         out_nodes = list(dict.fromkeys(out_nodes + [n for _, n in state_out]))
         for node in out_nodes:
             if node.device != device:
-                raise ValueError("jit: outputs must stay on the arguments' device")
+                raise ValueError(f"{name}: outputs must stay on the arguments' device")
         captured = _captured_pending(out_nodes, placeholders)
         if captured:
             evaluate(captured)
@@ -235,7 +279,7 @@ class Jitted:
                 elif l in state_in:
                     sources.append(("state", state_in[l]))
                 elif l.value is None and l.prim is None and not l.inputs:
-                    raise ValueError("jit: the function used an array traced by another call")
+                    raise ValueError(f"{name}: the function used an array traced by another call")
                 else:
                     sources.append(("const", l))
             arg_inputs = {src[1]: k for k, src in enumerate(sources) if src[0] == "arg"}
@@ -381,10 +425,33 @@ def _difference(old, new, names) -> str:
     return "new signature"
 
 
-def _as_tuple(x):
-    if x is None:
+def _argnums(what, value):
+    """static_argnums / donate_argnums as a tuple of ints (TypeError naming jit otherwise)."""
+    if value is None:
         return ()
-    return (x,) if isinstance(x, (int, str)) else tuple(x)
+    items = (value,) if isinstance(value, int) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if items is None or isinstance(value, str) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in items):
+        raise TypeError(f"jit: {what} must be an int or a sequence of ints, got {value!r}")
+    return items
+
+
+def _argnames(value):
+    """static_argnames as a tuple of str (TypeError naming jit otherwise)."""
+    if value is None:
+        return ()
+    items = (value,) if isinstance(value, str) else value
+    try:
+        items = tuple(items)
+    except TypeError:
+        items = None
+    if items is None or not all(isinstance(n, str) for n in items):
+        raise TypeError(f"jit: static_argnames must be a str or a sequence of str, got {value!r}")
+    return items
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
@@ -392,6 +459,9 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=()):
 
     Usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(static_argnums=...)`."""
     if fun is None:
+        _argnums("static_argnums", static_argnums)   # bad options fail here, not at decoration
+        _argnums("donate_argnums", donate_argnums)
+        _argnames(static_argnames)
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, donate_argnums=donate_argnums)
     return Jitted(fun, static_argnums, static_argnames, donate_argnums)
