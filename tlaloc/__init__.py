@@ -63,14 +63,9 @@ def broadcast_shapes(*shapes):
     return _broadcast_shapes(*[tuple(s) for s in shapes])
 
 
-# Named axes wrap the namespace's functions last, once every function exists.
+# Named axes: the user-facing functions (names themselves live in the abstract values).
 from . import named  # noqa: E402
 from .named import Named, align_to, contract, rename, typechecked  # noqa: E402
-from ._api import elementwise as _elementwise_module  # noqa: E402
-from ._api import linear_algebra as _linear_algebra_module  # noqa: E402
-from ._api import manipulation as _manipulation_module  # noqa: E402
-
-named.install(globals(), modules=(_elementwise_module, _linear_algebra_module, _manipulation_module))
 
 
 def __getattr__(name):

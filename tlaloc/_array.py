@@ -21,7 +21,7 @@ _API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 
 
 class Array:
-    __slots__ = ("_node", "_names", "__weakref__")
+    __slots__ = ("_node", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators with a NumPy left operand to us
 
     def __init__(self, *args, **kwargs):
@@ -31,8 +31,7 @@ class Array:
     @classmethod
     def _from_node(cls, node) -> "Array":
         self = object.__new__(cls)
-        self._node = node
-        self._names = None      # axis names (see tlaloc/named.py); None: no axis is named
+        self._node = node       # its aval holds the shape, dtype and axis names
         if node.owner is None and node.value is None:
             node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
             if not trace.jit_depth:
@@ -48,8 +47,6 @@ class Array:
             raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
                              f"but the array has shape {self.shape}")
         self._node = other._node
-        if other._names is not None:
-            self._names = other._names
         if self._node.owner is None and self._node.value is None:
             self._node.owner = ref = weakref.ref(self)
             if not trace.jit_depth:
@@ -72,8 +69,31 @@ class Array:
 
     @property
     def names(self) -> tuple:
-        """One name (a str) or None per axis."""
-        return self._names if self._names is not None else (None,) * self.ndim
+        """One name (a str) or None per axis (they live in the abstract value)."""
+        names = self._node.aval.names
+        return names if names is not None else (None,) * len(self._node.aval.shape)
+
+    @property
+    def _names(self):
+        """The abstract value's names: None when no axis is named."""
+        return self._node.aval.names
+
+    @_names.setter
+    def _names(self, names):
+        # Setting names records a `rename` (a leaf's value gets a new leaf carrying them).
+        node = self._node
+        names = None if names is None or all(n is None for n in names) else tuple(names)
+        if names == node.aval.names:
+            return
+        if node.prim is None and node.value is not None and not node.inputs:
+            self._node = _graph.leaf(node.value, node.aval._replace(names=names), node.device)
+            return
+        from ._prims import lax
+        self._node = node = lax.rename(node, names=names)
+        if node.owner is None and node.value is None:
+            node.owner = ref = weakref.ref(self)
+            if not trace.jit_depth:
+                _graph.note_pending_owner(ref)
 
     def rename(self, *names, **mapping) -> "Array":
         """This array with new axis names: rename("batch", None) names every axis;
@@ -240,8 +260,8 @@ class Array:
         from ._devices import default_device
         if self.device != default_device():
             extra = f", device={self.device}"
-        if self._names is not None:
-            extra += f", names={self._names}"
+        if self._node.aval.names is not None:
+            extra += f", names={self._node.aval.names}"
         return f"{prefix}{body}, dtype={self.dtype}{extra})"
 
     __str__ = __repr__
@@ -253,11 +273,7 @@ class Array:
             yield self[i]
 
     def __getitem__(self, key):
-        out = _indexing.getitem(self, key)
-        if self._names is not None:
-            from .named import _with_names, getitem_names
-            out = _with_names(out, getitem_names(self, key, out))
-        return out
+        return _indexing.getitem(self, key)
 
     def __setitem__(self, key, value):
         """A functional update: computes the new value and rebinds this array to it (other
@@ -272,10 +288,7 @@ def _binary_operator(fn_name, reflected=False):
     def op(self, other):
         fn = getattr(_ew, fn_name)
         t = type(other)
-        if (t is Array and other._names is None or t is builtins.float or t is builtins.int) \
-                and self._names is None:
-            # no axis names involved: the function itself, without the names layer
-            fn = getattr(fn, "__wrapped_for_names__", fn)
+        if t is Array or t is builtins.float or t is builtins.int:
             return fn(other, self) if reflected else fn(self, other)
         if not isinstance(other, (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)):
             if isinstance(other, np.generic) and other.dtype.kind in "biufc":

@@ -23,9 +23,22 @@ from ._dtypes import DType
 
 
 class Aval(NamedTuple):
-    """Abstract value: what is known about a node before it is computed."""
+    """Abstract value: what is known about a node before it is computed. `names` is None
+    when no axis is named (the common case), else one str or None per axis. Names never
+    change what is computed: programs' cache keys leave them out."""
     shape: tuple
     dtype: DType
+    names: tuple = None
+
+
+def unnamed(aval: Aval) -> Aval:
+    """`aval` without axis names (what a program's cache key holds)."""
+    return aval if aval.names is None else Aval(aval.shape, aval.dtype)
+
+
+# The primitive whose only parameter is axis names (`rename`): its equations' keys leave the
+# parameter out. Set by tlaloc/_prims/shape.py, which declares it.
+RENAME = None
 
 
 class ConcretizationError(RuntimeError):
@@ -108,11 +121,20 @@ def transfer(source: Node, device) -> Node:
 
 
 def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
-    """Record `prim` applied to `inputs`; returns the (pending) result node."""
+    """Record `prim` applied to `inputs`; returns the (pending) result node. The result's
+    axis names come from the primitive's names rule, called only when an input is named."""
     if len(inputs) == 1:
-        aval = prim.infer(inputs[0].aval, **params)
+        a = inputs[0].aval
+        aval = prim.infer(a, **params)
+        if a.names is not None:
+            aval = _named(prim, aval, (a,), params)
     else:
-        aval = prim.infer(*[n.aval for n in inputs], **params)
+        avals = [n.aval for n in inputs]
+        aval = prim.infer(*avals, **params)
+        for a in avals:
+            if a.names is not None:
+                aval = _named(prim, aval, avals, params)
+                break
     node = Node(prim, inputs, params, aval, device or inputs[0].device)
     on_bind = _trace.on_bind
     if on_bind is not None:
@@ -139,6 +161,33 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     return node
 
 
+def _named(prim, aval, avals, params) -> Aval:
+    """`aval` with the names `prim`'s names rule gives (ValueError naming the primitive on
+    a conflict, or on a result that would name two axes alike)."""
+    try:
+        names = prim.names(aval, *avals, **params)
+    except ValueError as e:
+        raise ValueError(f"{prim.name}: {e}") from None
+    if names is not None:
+        names = tuple(names)
+        if len(names) != len(aval.shape):
+            raise ValueError(f"internal: {prim.name}: names {names} for shape {aval.shape}")
+        seen = None
+        for n in names:
+            if n is not None:
+                if seen is None:
+                    seen = set()
+                elif n in seen:
+                    raise ValueError(f"{prim.name}: the result would have two axes named {n!r}; "
+                                     "rename one operand's axis first (tlaloc.rename)")
+                seen.add(n)
+        if seen is None:
+            names = None
+    if names is aval.names or names == aval.names:
+        return aval
+    return Aval(aval.shape, aval.dtype, names)
+
+
 # ----------------------------------------------------------------------------- the depth bound
 #
 # A loop that never looks at its values would grow its pending graph (and memory) without
@@ -151,20 +200,30 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
 # parameters and operand avals): the same place in the loop body, so every round between
 # two cuts records the same program.
 
-_pending_owners = []     # weakrefs to the Arrays that show pending values, pruned as they go
-_prune_at = 1024
+class _Owners(threading.local):
+    """The calling thread's Arrays that show pending values (weakrefs, pruned as they go).
+    Per thread: a cut computes the arrays of the code that made it, never another thread's
+    (that thread may be recording derivatives, whose nodes must keep their inputs: computed
+    by a thread that is not, they lost them, and the gradient through them was lost)."""
+
+    def __init__(self):
+        self.refs = []
+        self.prune_at = 1024
+
+
+_owners = _Owners()
 _last_cut = None         # what the operation that made the last cut looked like
 _last_cut_prim = None    # its primitive (checked first, on every operation past half the bound)
 
 
 def note_pending_owner(ref) -> None:
     """Register the weakref to an Array that shows a pending value (the cuts compute it)."""
-    global _prune_at
-    _pending_owners.append(ref)
-    if len(_pending_owners) >= _prune_at:
-        _pending_owners[:] = [r for r in _pending_owners
-                              if (a := r()) is not None and a._node.value is None]
-        _prune_at = max(1024, 2 * len(_pending_owners))
+    owners = _owners
+    refs = owners.refs
+    refs.append(ref)
+    if len(refs) >= owners.prune_at:
+        refs[:] = [r for r in refs if (a := r()) is not None and a._node.value is None]
+        owners.prune_at = max(1024, 2 * len(refs))
 
 
 def _bound_depth(node, depth):
@@ -173,8 +232,9 @@ def _bound_depth(node, depth):
     if depth < config.max_pending and looks != _last_cut:
         return
     _last_cut, _last_cut_prim = looks, node.prim
-    held = [a._node for r in _pending_owners if (a := r()) is not None and a._node.value is None]
-    _pending_owners.clear()
+    refs = _owners.refs
+    held = [a._node for r in refs if (a := r()) is not None and a._node.value is None]
+    refs.clear()
     try:
         evaluate([node] + held)
     except (ConcretizationError, DonatedArrayError):
@@ -234,6 +294,7 @@ class _Plan:
         index = {n: i for i, n in enumerate(nodes)}   # Node -> i for node i, ~j for leaf j
         leaves = []
         eq_keys = []
+        rename = RENAME
         for _, n, inputs in pending:
             slots = []
             for x in inputs:
@@ -242,7 +303,8 @@ class _Plan:
                     k = index[x] = ~len(leaves)
                     leaves.append(x)
                 slots.append(k)
-            eq_keys.append((n.prim, tuple(n.params.items()), tuple(slots)))
+            prim = n.prim
+            eq_keys.append((prim, () if prim is rename else tuple(n.params.items()), tuple(slots)))
         outputs = []
         for t in targets:
             k = index.get(t)
@@ -271,7 +333,9 @@ class _Plan:
         self.nodes = nodes
         self.outputs = [s + n_in for s in outputs]
         # the key names operands by their index among the leaves (~j) or the nodes (i)
-        self.key = (device, tuple([l.aval for l in leaves]), tuple(eq_keys), tuple(self.outputs))
+        # (axis names are left out: a program on named arrays shares the unnamed one's entry)
+        self.key = (device, tuple([l.aval if l.aval.names is None else unnamed(l.aval)
+                                   for l in leaves]), tuple(eq_keys), tuple(self.outputs))
 
     def equations(self):
         """(prim, params, input slots, aval) of every node, in order: inputs are slots

@@ -22,8 +22,8 @@ from ._graph import bind
 from ._prims import elementwise as ew
 from ._prims import fft as fp
 from ._prims import shape as sh
-from ._api._core import (cast, check_size, constant, node_of, normalize_axes, normalize_axis,
-                         resolve_device, scalar_node, wrap, broadcast_to_shape)
+from ._api._core import (axes_of, axis_of, broadcast_to_shape, cast, check_size, constant, node_of,
+                         resolve_device, scalar_node, wrap)
 from ._api._core import fresh
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -141,7 +141,7 @@ def _axes_and_sizes(name, x, s, axes):
     else:
         if not isinstance(axes, (tuple, list)):
             raise TypeError(f"{name}: axes must be a tuple of ints, got {axes!r}")
-        axes = tuple(normalize_axis(name, a, nd, "axes") for a in axes)
+        axes = tuple(axis_of(name, x, a, "axes") for a in axes)
         if len(set(axes)) != len(axes):
             raise ValueError(f"{name}: repeated axis in axes {axes}")
     if s is None:
@@ -158,7 +158,7 @@ def _axes_and_sizes(name, x, s, axes):
 def _one_axis(name, x, n, axis, norm, fft_type):
     node = _complex_input(name, x)
     _norm(name, norm)
-    ax = normalize_axis(name, axis, x.ndim)
+    ax = axis_of(name, x, axis)
     n = x.shape[ax] if n is None else n
     n = _length(name, n)
     node = _resize(name, node, ax, n)
@@ -227,7 +227,7 @@ def rfft(x, /, *, n=None, axis=-1, norm="backward"):
     frequencies."""
     node = _real_input("rfft", x)
     _norm("rfft", norm)
-    ax = normalize_axis("rfft", axis, x.ndim)
+    ax = axis_of("rfft", x, axis)
     n = _length("rfft", x.shape[ax] if n is None else n)
     return wrap(_scale(_rfft_node("rfft", node, (ax,), (n,)), norm, n, False))
 
@@ -240,7 +240,7 @@ def irfft(x, /, *, n=None, axis=-1, norm="backward"):
 def _irfft(name, x, n, axis, norm):
     node = _complex_input(name, x)
     _norm(name, norm)
-    ax = normalize_axis(name, axis, x.ndim)
+    ax = axis_of(name, x, axis)
     n = _length(name, 2 * (x.shape[ax] - 1) if n is None else n)
     return wrap(_scale(_irfft_node(name, node, (ax,), (n,)), norm, n, True))
 
@@ -284,7 +284,7 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     """The inverse of hfft: the n//2 + 1 non-negative frequencies of real input."""
     node = _real_input("ihfft", x)
     _norm("ihfft", norm)
-    ax = normalize_axis("ihfft", axis, x.ndim)
+    ax = axis_of("ihfft", x, axis)
     n = _length("ihfft", x.shape[ax] if n is None else n)
     out = _scale(_rfft_node("ihfft", node, (ax,), (n,)), _SWAP[norm], n, False)
     return wrap(_p(ew.complex, _p(ew.real, out), _p(ew.negate, _p(ew.imag, out))))
@@ -354,9 +354,9 @@ def _shift(name, x, axes, sign):
     if axes is None:
         axes = tuple(range(x.ndim))
     elif isinstance(axes, (tuple, list)):
-        axes = normalize_axes(name, tuple(axes), x.ndim)
+        axes = axes_of(name, x, tuple(axes), "axes")
     else:
-        axes = normalize_axes(name, axes, x.ndim)
+        axes = axes_of(name, x, axes, "axes")
     for a in axes:
         n = x.shape[a]
         node = _roll(node, a, sign * (n // 2))

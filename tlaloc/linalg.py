@@ -30,9 +30,9 @@ from ._prims import elementwise as ew
 from ._prims import linalg as lp
 from ._prims import reduce as rd
 from ._prims import shape as sh
-from ._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_bool, check_devices,
-                         check_size, constant, node_of, normalize_axes, normalize_axis, scalar_node,
-                         wrap)
+from ._api._core import (axes_of, broadcast_names, broadcast_shapes, broadcast_to_shape, cast,
+                         check_bool, check_devices, check_size, constant, names_of, node_of,
+                         normalize_axis, position_of, renamed, scalar_node, wrap)
 from ._api import creation as _cr
 from ._api import elementwise as _ew
 from ._api import statistical as _st
@@ -152,10 +152,21 @@ def _reduce(prim, node, axes):
     return _p(prim, node, axes=tuple(axes)) if axes else node
 
 
-def _keep(node, shape, axes, keepdims):
+def _like(x, node):
+    """A matrix function's result: every name of x when it has x's shape (inv, cholesky,
+    a square q or u), else what its primitives gave (x's batch axes' names)."""
+    names = x._node.aval.names if isinstance(x, Array) else None
+    if names is not None and node.aval.shape == x._node.aval.shape:
+        return renamed(node, names)
+    return node
+
+
+def _keep(node, shape, axes, keepdims, names=None):
+    """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
     if not keepdims:
         return node
-    return _p(sh.reshape, node, shape=tuple(1 if i in axes else n for i, n in enumerate(shape)))
+    return renamed(_p(sh.reshape, node, shape=tuple(1 if i in axes else n for i, n in enumerate(shape))),
+                   names)
 
 
 def _max_or_zero(node, axes):
@@ -243,6 +254,8 @@ def cross(x1, x2, /, *, axis=-1):
     shape = broadcast_shapes(a.aval.shape, b.aval.shape, name="cross")
     if not shape:
         raise ValueError("cross: x1 and x2 must have at least one dimension")
+    if type(axis) is str:   # a name of the broadcast operands' axes
+        axis = position_of("cross", broadcast_names("cross", [names_of(a), names_of(b)]), axis)
     ax = normalize_axis("cross", axis, len(shape))
     k = ax - len(shape)  # from the end: valid for both operands before broadcasting
     for arr, argname in ((a, "x1"), (b, "x2")):
@@ -273,7 +286,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     node = _floating("vector_norm", x)
     if isinstance(ord, builtins.bool) or not isinstance(ord, (builtins.int, builtins.float)):
         raise TypeError(f"vector_norm: ord must be a real number, got {ord!r}")
-    axes = normalize_axes("vector_norm", axis, x.ndim)
+    axes = axes_of("vector_norm", x, axis)
     check_bool("vector_norm", keepdims, "keepdims")
     a = _ew.abs(wrap(node))._node
     if ord == _inf:
@@ -292,7 +305,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
         total = _reduce(rd.reduce_sum, _p(ew.power, a, p), axes)
         inv = broadcast_to_shape(scalar_node(1.0 / ord, a.aval.dtype, a.device), total.aval.shape)
         out = _p(ew.power, total, inv)
-    return wrap(_keep(out, x.shape, axes, keepdims))
+    return wrap(_keep(out, x.shape, axes, keepdims, x._node.aval.names))
 
 
 def _valid_matrix_ord(ord):
@@ -330,7 +343,8 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
             summed = _p(rd.reduce_sum, a, axes=(rows,) if ord in (1, -1) else (cols,))
             last = (len(summed.aval.shape) - 1,)
             out = _max_or_zero(summed, last) if ord > 0 else _p(rd.reduce_min, summed, axes=last)
-    return wrap(_keep(_restore(out, dt.real_of(node.aval.dtype)), x.shape, (rows, cols), keepdims))
+    return wrap(_keep(_restore(out, dt.real_of(node.aval.dtype)), x.shape, (rows, cols), keepdims,
+                      x._node.aval.names))
 
 
 # ============================================================================ LU: det, slogdet, solve, inv
@@ -394,7 +408,7 @@ def _lu_solve(lu, pb):
 def inv(x, /):
     """The inverse of each square matrix; a singular matrix gives inf/nan entries."""
     d, (lu, perm) = _lu("inv", x, "lu", "permutation")
-    return wrap(_restore(_lu_solve(lu, _permutation_matrix(perm, lu.aval.dtype)), d))
+    return wrap(_like(x, _restore(_lu_solve(lu, _permutation_matrix(perm, lu.aval.dtype)), d)))
 
 
 def solve(x1, x2, /):
@@ -441,7 +455,7 @@ def matrix_power(x, n, /):
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"matrix_power: x must be square matrices, got shape {x.shape}")
     if n == 0:
-        return wrap(_eye(x.shape[-1], node.aval.dtype, x.shape[:-2], node.device))
+        return wrap(_like(x, _eye(x.shape[-1], node.aval.dtype, x.shape[:-2], node.device)))
     if n < 0:
         if node.aval.dtype.kind not in "fc":
             raise TypeError("matrix_power: a negative power needs a floating-point x")
@@ -452,7 +466,7 @@ def matrix_power(x, n, /):
             result = base if result is None else matmul(result, base)
         n >>= 1
         if not n:
-            return result if result is not x else wrap(x._node)
+            return result if result is not x else wrap(_like(x, x._node))
         base = matmul(base, base)
 
 
@@ -467,7 +481,7 @@ def cholesky(x, /, *, upper=False):
     d = node.aval.dtype
     lower = _cr.tril(wrap(_p(lp.cholesky, _lapack(node))))._node
     out = _conj(_mT(lower)) if upper else lower
-    return wrap(_restore(out, d))
+    return wrap(_like(x, _restore(out, d)))
 
 
 def qr(x, /, *, mode="reduced"):
@@ -495,7 +509,7 @@ def qr(x, /, *, mode="reduced"):
             if m != n else a
     q = _p(lp.householder_product, q_in, tau)
     r = _cr.triu(wrap(r))._node
-    return QRResult(wrap(_restore(q, d)), wrap(_restore(r, d)))
+    return QRResult(wrap(_like(x, _restore(q, d))), wrap(_like(x, _restore(r, d))))
 
 
 # ============================================================================ eigen
@@ -509,7 +523,7 @@ def eigh(x, /):
     n = x.shape[-1]
     w, v = _unpack(_p(lp.eigh, work, vectors=True), lp.eigh_parts(n, work.aval.dtype),
                    "eigenvalues", "eigenvectors")
-    return EighResult(wrap(_restore(w, dt.real_of(d))), wrap(_restore(v, d)))
+    return EighResult(wrap(_like(x, _restore(w, dt.real_of(d)))), wrap(_like(x, _restore(v, d))))
 
 
 def eigvalsh(x, /):
@@ -527,7 +541,7 @@ def eig(x, /):
     n = x.shape[-1]
     w, v = _unpack(_p(lp.eig, work, vectors=True), lp.eig_parts(n, work.aval.dtype),
                    "eigenvalues", "eigenvectors")
-    return EigResult(wrap(w), wrap(v))
+    return EigResult(wrap(_like(x, w)), wrap(_like(x, v)))
 
 
 def eigvals(x, /):
@@ -563,11 +577,12 @@ def svd(x, /, *, full_matrices=True):
             u, vh = _eye(m, d, batch, node.device), _eye(n, d, batch, node.device)
         else:
             u, vh = _const(node, 0, shape=batch + (m, 0)), _const(node, 0, shape=batch + (0, n))
-        return SVDResult(wrap(u), wrap(s), wrap(vh))
+        return SVDResult(wrap(_like(x, u)), wrap(_like(x, s)), wrap(_like(x, vh)))
     mode = "A" if full_matrices else "S"
     u, s, vt = _unpack(_p(lp.svd, work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode),
                        "u", "s", "vt")
-    return SVDResult(wrap(_restore(u, d)), wrap(_restore(s, dt.real_of(d))), wrap(_restore(vt, d)))
+    return SVDResult(wrap(_like(x, _restore(u, d))), wrap(_like(x, _restore(s, dt.real_of(d)))),
+                     wrap(_like(x, _restore(vt, d))))
 
 
 def _rtol(name, rtol, s, m, n):
@@ -614,7 +629,7 @@ def pinv(x, /, *, rtol=None):
     d = node.aval.dtype
     batch, (m, n) = x.shape[:-2], x.shape[-2:]
     if builtins.min(m, n) == 0:
-        return wrap(_const(node, 0, shape=batch + (n, m)))
+        return wrap(_like(x, _const(node, 0, shape=batch + (n, m))))
     work = _lapack(node)
     u, s, vt = (r._node for r in svd(wrap(work), full_matrices=False))  # differentiable
     last = len(s.aval.shape) - 1
@@ -629,7 +644,7 @@ def pinv(x, /, *, rtol=None):
     scaled = _p(ew.multiply, v, _p(sh.broadcast_in_dim, s_inv, shape=v.aval.shape,
                                    dims=tuple(range(last)) + (last + 1,)))
     out = matmul(wrap(scaled), wrap(_conj(_mT(u))))._node     # (..., n, m)
-    return wrap(_restore(out, d))
+    return wrap(_like(x, _restore(out, d)))
 
 
 # ============================================================================ derivatives

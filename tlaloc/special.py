@@ -25,7 +25,7 @@ from ._prims import lax
 from ._prims import special as sp
 from ._prims.special import (Derivative, Expr, ap, copysign, exp, fabs, floor, horner, isnan,
                              log, log1p, signbit, sqrt, where, with_derivative)
-from ._api._core import cast, constant, node_of, normalize_axes, operands, wrap
+from ._api._core import axes_of, cast, constant, node_of, operands, wrap
 
 __all__ = ["betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfinv", "expit", "gamma",
            "gammaln", "i0", "i0e", "i1", "i1e", "log_expit", "log_ndtr", "log_softmax", "logit",
@@ -542,7 +542,7 @@ def softmax(x, /, axis=None):
     maximum as in SciPy."""
     e, d = _arg("softmax", x)
     shape = e.node.aval.shape
-    axes = normalize_axes("softmax", axis, len(shape))
+    axes = axes_of("softmax", e.node, axis)
     m = ap(lax.stop_gradient, _expand(_reduce(lax.reduce_max, e, axes), shape, axes))
     ex = exp(e - m)
     return _done(ex / _expand(_reduce(lax.reduce_sum, ex, axes), shape, axes), d)
@@ -553,7 +553,7 @@ def log_softmax(x, /, axis=None):
     maximum."""
     e, d = _arg("log_softmax", x)
     shape = e.node.aval.shape
-    axes = normalize_axes("log_softmax", axis, len(shape))
+    axes = axes_of("log_softmax", e.node, axis)
     m = _reduce(lax.reduce_max, e, axes)
     m = ap(lax.stop_gradient, where(ap(lax.is_finite, m), m, 0.0))
     tmp = e - _expand(m, shape, axes)
@@ -578,7 +578,7 @@ def logsumexp(a, /, axis=None, b=None, keepdims=False, return_sign=False):
         e = _reshape(e, (1,))
         w = None if w is None else _reshape(w, (1,))
     shape = e.node.aval.shape
-    axes = normalize_axes(name, axis, len(shape))
+    axes = axes_of(name, e.node, axis)
     reduced = tuple(n for i, n in enumerate(shape) if i not in axes)
     out_shape = _kept_shape(shape, axes) if keepdims else reduced
     cdt = e.dtype

@@ -14,7 +14,9 @@ from .._array import Array
 from .._devices import default_device, device as as_device
 from .._graph import Aval, bind, leaf
 from .._prims import elementwise as ew
+from .._prims import lax
 from .._prims import shape as sh
+from .._prims.core import unify as _unify
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
@@ -32,9 +34,48 @@ def fresh(x: Array) -> Array:
     argument (`+x`, `x[...]`, `reshape(x, x.shape)`, `round` of integers, ...). Returning `x`
     itself would alias: `x[i] = v` and in-place operators rebind the Python object, so they
     would change the result too (NumPy returns a new array or a view object there)."""
-    out = Array._from_node(x._node)
-    out._names = x._names
-    return out
+    return Array._from_node(x._node)
+
+
+def renamed(node, names):
+    """`node` with axis names `names` (a sequence, or None: no names); `node` itself when
+    it has them already. All-None names are stored as None."""
+    if names is not None:
+        names = tuple(names)
+        for n in names:
+            if n is not None:
+                break
+        else:
+            names = None
+    if node.aval.names == names:
+        return node
+    if node.prim is None and node.value is not None and not node.inputs:
+        return leaf(node.value, node.aval._replace(names=names), node.device)
+    return lax.rename(node, names=names)
+
+
+def names_of(x) -> tuple:
+    """One name or None per axis of an Array or node."""
+    a = x._node.aval if type(x) is Array else x.aval
+    return a.names if a.names is not None else (None,) * len(a.shape)
+
+
+def check_names(name, nodes):
+    """The names of broadcast operands (aligned from the right) unified: ValueError naming
+    the function `name` when they give one axis two names, or the result two axes of one
+    name. None when no operand is named."""
+    named = [n.aval for n in nodes if n.aval.names is not None]
+    if not named:
+        return None
+    ndim = builtins.max(len(n.aval.shape) for n in nodes)
+    return unify(name, [(None,) * (ndim - len(a.shape)) + a.names for a in named])
+
+
+def broadcast_names(name, name_tuples):
+    """Name tuples of broadcast operands (aligned from the right) unified, as check_names;
+    None when none is named."""
+    ndim = builtins.max((len(t) for t in name_tuples), default=0)
+    return unify(name, [(None,) * (ndim - len(t)) + tuple(t) for t in name_tuples])
 
 
 def resolve_device(device, name=None):
@@ -205,6 +246,8 @@ def operands(name, *args, dtype=None):
             if type(b) is Array:
                 nb = b._node
                 if na.aval.dtype is nb.aval.dtype and na.device is nb.device:
+                    if na.aval.names is not None or nb.aval.names is not None:
+                        check_names(name, (na, nb))
                     if na.aval.shape == nb.aval.shape:
                         return [na, nb], na.aval.dtype, na.aval.shape
                     shape = broadcast_shapes(na.aval.shape, nb.aval.shape, name=name)
@@ -224,6 +267,7 @@ def operands(name, *args, dtype=None):
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
+    check_names(name, array_nodes)
     first = array_nodes[0]
     shape, device = first.aval.shape, first.device
     if dtype is None:
@@ -247,6 +291,63 @@ def operands(name, *args, dtype=None):
             n = scalar_node(a, dtype, device, name)
         nodes.append(n)
     return nodes, dtype, shape
+
+
+def unify(name, name_tuples) -> tuple:
+    """Names of operands of one rank unified axis by axis (ValueError naming `name` on a
+    clash, or when the result would name two axes alike); None when none is named."""
+    out = _unify(name, name_tuples)
+    if out is not None:
+        distinct(name, out)
+    return out
+
+
+def distinct(name, names):
+    """ValueError naming `name` unless the names (None aside) are distinct."""
+    seen = set()
+    for n in names:
+        if n is not None:
+            if n in seen:
+                raise ValueError(f"{name}: the result would have two axes named {n!r}; "
+                                 "rename one operand's axis first (tlaloc.rename)")
+            seen.add(n)
+    return names
+
+
+def position_of(name, names, axis, argname="axis"):
+    """The position of the axis named `axis` among `names` (ValueError naming the function
+    and the name when there is none)."""
+    if names is not None:
+        for i, n in enumerate(names):
+            if n == axis:
+                return i
+    shown = names if names is not None else "none: the array's axes are unnamed"
+    raise ValueError(f"{name}: {argname}: the array has no axis named {axis!r} (names {shown})")
+
+
+def axis_of(name, x, axis, argname="axis", ndim=None) -> int:
+    """The non-negative position of one axis argument of the function `name`: an int, or
+    the name of one of `x`'s axes (`x` an Array or a node). `ndim` (default x's) bounds
+    ints, for arguments that index a result of another rank (stack, expand_dims)."""
+    a = x._node.aval if type(x) is Array else x.aval
+    if type(axis) is str:
+        return position_of(name, a.names, axis, argname)
+    return normalize_axis(name, axis, len(a.shape) if ndim is None else ndim, argname)
+
+
+def axes_of(name, x, axis, argname="axis"):
+    """axis=None|int|name|tuple of them -> sorted tuple of distinct non-negative axes of
+    `x` (an Array or a node)."""
+    a = x._node.aval if type(x) is Array else x.aval
+    ndim = len(a.shape)
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        axes = tuple(axis_of(name, x, i, argname) for i in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: repeated axis in {axis!r}")
+        return tuple(sorted(axes))
+    return (axis_of(name, x, axis, argname),)
 
 
 def normalize_axis(name, axis, ndim, argname="axis") -> int:

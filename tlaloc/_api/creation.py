@@ -13,8 +13,8 @@ from .._graph import Aval, bind, leaf, transfer
 from .._prims import elementwise as ew
 from .._prims import shape as sh
 from .._devices import default_device
-from ._core import (broadcast_to_shape, cast, check_size, constant, resolve_device, scalar_node,
-                    wrap)
+from ._core import (broadcast_to_shape, cast, check_size, constant, renamed, resolve_device,
+                    scalar_node, wrap)
 
 
 def _shape(name, shape) -> tuple:
@@ -59,7 +59,7 @@ def _infer_python_dtype(obj):
     raise TypeError(f"asarray: unsupported element type {probe.dtype}")
 
 
-def asarray(obj, /, *, dtype=None, device=None, copy=None):
+def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
     """Convert `obj` (an Array, Python scalar, nested sequence, NumPy array, buffer, or
     DLPack/`__array__` producer) to a tlaloc array. NumPy inputs are copied, since tlaloc
     arrays are immutable; copy=False raises ValueError when sharing is impossible."""
@@ -177,20 +177,20 @@ def _fill(name, shape, value, dtype, device):
     return wrap(constant(value, shape, d, dev))
 
 
-def zeros(shape, *, dtype=None, device=None):
+def _zeros_plain(shape, *, dtype=None, device=None):
     return _fill("zeros", shape, 0, dtype, device)
 
 
-def ones(shape, *, dtype=None, device=None):
+def _ones_plain(shape, *, dtype=None, device=None):
     return _fill("ones", shape, 1, dtype, device)
 
 
-def empty(shape, *, dtype=None, device=None):
+def _empty_plain(shape, *, dtype=None, device=None):
     """tlaloc has no uninitialised memory: empty is zeros."""
     return _fill("empty", shape, 0, dtype, device)
 
 
-def full(shape, fill_value, *, dtype=None, device=None):
+def _full_plain(shape, fill_value, *, dtype=None, device=None):
     return _full("full", shape, fill_value, dtype, device)
 
 
@@ -222,22 +222,22 @@ def _like(name, x, dtype, device):
     return x.shape, _dtype(name, dtype, x.dtype), (x.device if device is None else device)
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
+def _zeros_like_plain(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("zeros_like", x, dtype, device)
     return _fill("zeros_like", shape, 0, d, dev)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
+def _ones_like_plain(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("ones_like", x, dtype, device)
     return _fill("ones_like", shape, 1, d, dev)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+def _empty_like_plain(x, /, *, dtype=None, device=None):
     shape, d, dev = _like("empty_like", x, dtype, device)
     return _fill("empty_like", shape, 0, d, dev)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
+def _full_like_plain(x, /, fill_value, *, dtype=None, device=None):
     shape, d, dev = _like("full_like", x, dtype, device)
     if d.kind in "iu" and isinstance(fill_value, builtins.float):
         raise TypeError(f"full_like: float fill_value for an {d} array")
@@ -248,7 +248,7 @@ def _iota(shape, dtype, dim, device):
     return bind(sh.iota, (), {"shape": tuple(shape), "dtype": dtype, "dim": dim}, device)
 
 
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
     if stop is None:
         start, stop = 0, start
     for name, v in (("start", start), ("stop", stop), ("step", step)):
@@ -281,7 +281,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     return wrap(out)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+def _linspace_plain(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     if not isinstance(num, (builtins.int, np.integer)) or isinstance(num, builtins.bool):
         raise TypeError(f"linspace: num must be an int, got {num!r}")
     if num < 0:
@@ -317,7 +317,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     return wrap(out)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+def _eye_plain(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     n_cols = n_rows if n_cols is None else n_cols
     shape = _shape("eye", (n_rows, n_cols))
     if not isinstance(k, (builtins.int, np.integer)) or isinstance(k, builtins.bool):
@@ -404,3 +404,124 @@ def astype(x, dtype, /, *, copy=True, device=None):
     if copy and out is x:
         out = wrap(x._node)
     return out
+
+
+# ----------------------------------------------------------------------------- names=
+#
+# Creation functions take `names=` (one str or None per axis); *_like functions keep x's
+# names unless given. A leaf gets the names in its abstract value; a recorded value gets a
+# `rename` (which computes nothing).
+
+def check_names_arg(name, names, ndim) -> tuple:
+    """`names` as a tuple of one str or None per axis (TypeError or ValueError naming the
+    function otherwise)."""
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise TypeError(f"{name}: names must be a tuple of str or None, got {names!r}") from None
+    if len(names) != ndim:
+        raise ValueError(f"{name}: {len(names)} names for an array of {ndim} dimension(s)")
+    seen = set()
+    for n in names:
+        if n is not None:
+            if not isinstance(n, str):
+                raise TypeError(f"{name}: axis names must be str or None, got {n!r}")
+            if n in seen:
+                raise ValueError(f"{name}: axis name {n!r} is used twice")
+            seen.add(n)
+    return names
+
+
+def _named(name, out, names):
+    if names is None:
+        return out
+    node = renamed(out._node, check_names_arg(name, names, out.ndim))
+    return out if node is out._node else wrap(node)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None, names=None):
+    return _named("asarray", _asarray_plain(obj, dtype=dtype, device=device, copy=copy), names)
+
+
+asarray.__doc__ = _asarray_plain.__doc__
+
+
+def zeros(shape, *, dtype=None, device=None, names=None):
+    return _named("zeros", _zeros_plain(shape, dtype=dtype, device=device), names)
+
+
+zeros.__doc__ = _zeros_plain.__doc__
+
+
+def ones(shape, *, dtype=None, device=None, names=None):
+    return _named("ones", _ones_plain(shape, dtype=dtype, device=device), names)
+
+
+ones.__doc__ = _ones_plain.__doc__
+
+
+def empty(shape, *, dtype=None, device=None, names=None):
+    return _named("empty", _empty_plain(shape, dtype=dtype, device=device), names)
+
+
+empty.__doc__ = _empty_plain.__doc__
+
+
+def full(shape, fill_value, *, dtype=None, device=None, names=None):
+    return _named("full", _full_plain(shape, fill_value, dtype=dtype, device=device), names)
+
+
+full.__doc__ = _full_plain.__doc__
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None, names=None):
+    return _named("arange", _arange_plain(start, stop, step, dtype=dtype, device=device), names)
+
+
+arange.__doc__ = _arange_plain.__doc__
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, names=None):
+    return _named("linspace", _linspace_plain(start, stop, num, dtype=dtype, device=device, endpoint=endpoint), names)
+
+
+linspace.__doc__ = _linspace_plain.__doc__
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, names=None):
+    return _named("eye", _eye_plain(n_rows, n_cols, k=k, dtype=dtype, device=device), names)
+
+
+eye.__doc__ = _eye_plain.__doc__
+
+
+def zeros_like(x, /, *, dtype=None, device=None, names=None):
+    out = _zeros_like_plain(x, dtype=dtype, device=device)
+    return _named("zeros_like", out, x._node.aval.names if names is None else names)
+
+
+zeros_like.__doc__ = _zeros_like_plain.__doc__
+
+
+def ones_like(x, /, *, dtype=None, device=None, names=None):
+    out = _ones_like_plain(x, dtype=dtype, device=device)
+    return _named("ones_like", out, x._node.aval.names if names is None else names)
+
+
+ones_like.__doc__ = _ones_like_plain.__doc__
+
+
+def empty_like(x, /, *, dtype=None, device=None, names=None):
+    out = _empty_like_plain(x, dtype=dtype, device=device)
+    return _named("empty_like", out, x._node.aval.names if names is None else names)
+
+
+empty_like.__doc__ = _empty_like_plain.__doc__
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None, names=None):
+    out = _full_like_plain(x, fill_value, dtype=dtype, device=device)
+    return _named("full_like", out, x._node.aval.names if names is None else names)
+
+
+full_like.__doc__ = _full_like_plain.__doc__

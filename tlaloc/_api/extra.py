@@ -13,8 +13,8 @@ from .._prims import indexing as ix
 from .._prims import reduce as rd
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import (cast, check_devices, check_size, is_scalar, node_of, normalize_axis,
-                    result_dtype, scalar_node, wrap)
+from ._core import (axis_of, cast, check_devices, check_size, distinct, is_scalar, names_of,
+                    node_of, renamed, result_dtype, scalar_node, unify, wrap)
 from ._core import fresh
 from .statistical import _accumulator
 
@@ -34,7 +34,7 @@ def _cumulative(name, kind, x, axis, dtype, include_initial):
         if len(shape) > 1:
             raise ValueError(f"{name}: axis must be given for a {len(shape)}-d array")
         axis = 0
-    ax = normalize_axis(name, axis, len(shape))
+    ax = axis_of(name, node, axis)
     if not isinstance(include_initial, builtins.bool):
         raise TypeError(f"{name}: include_initial must be a bool, got {include_initial!r}")
     acc = _accumulator(name, node, dtype)
@@ -72,7 +72,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     shape = node.aval.shape
     if not shape:
         raise ValueError("diff: x must have at least one dimension")
-    ax = normalize_axis("diff", axis, len(shape))
+    ax = axis_of("diff", node, axis)
     if not _is_int(n):
         raise TypeError(f"diff: n must be an int, got {n!r}")
     if n < 0:
@@ -128,22 +128,33 @@ def tile(x, repetitions, /):
     nd = builtins.max(len(shape), len(reps))
     shape = (1,) * (nd - len(shape)) + shape
     reps = (1,) * (nd - len(reps)) + reps
+    names = x._node.aval.names
+    if names is not None:   # x's axes keep their names; new leading axes have none
+        names = (None,) * (nd - len(names)) + names
     node = o.reshape(node, shape)
     if builtins.all(r == 1 for r in reps):
-        return wrap(node) if node is not x._node else fresh(x)
+        return wrap(renamed(node, names)) if node is not x._node else fresh(x)
     wide = tuple(v for pair in zip(reps, shape) for v in pair)
     out_shape = tuple(r * s for r, s in zip(reps, shape))
     check_size("tile", out_shape, node.aval.dtype, node.device)
     if math.prod(out_shape) == 0:
         return wrap(o.const(0, out_shape, node.aval.dtype, node.device))
     b = o.broadcast(node, wide, dims=tuple(range(1, 2 * nd, 2)))
-    return wrap(o.reshape(b, out_shape))
+    return wrap(renamed(o.reshape(b, out_shape), names))
 
 
 def repeat(x, repeats, /, *, axis=None):
     """Each element of x repeated along `axis` (x flattened when None). `repeats` is an int or
     an integer array of one value per element along the axis (or a single value). With an
     array the output's length depends on its values: repeat evaluates their sum."""
+    out = _repeat(x, repeats, axis)
+    names = x._node.aval.names
+    if names is None or axis is None:
+        return out
+    return wrap(renamed(out._node, names))   # the axes are x's, one longer
+
+
+def _repeat(x, repeats, axis):
     node = node_of("repeat", x)
     if axis is None:
         node = o.flatten(node)
@@ -151,7 +162,7 @@ def repeat(x, repeats, /, *, axis=None):
     else:
         if not node.aval.shape:
             raise ValueError("repeat: a 0-d array has no axis; use axis=None")
-        ax = normalize_axis("repeat", axis, len(node.aval.shape))
+        ax = axis_of("repeat", node, axis)
     shape = node.aval.shape
     n = shape[ax]
     dev = node.device
@@ -206,7 +217,7 @@ def roll(x, /, shift, *, axis=None):
         flat = o.flatten(node)
         return wrap(o.reshape(_roll(flat, [(builtins.int(shift), 0)]), shape))
     axes = axis if isinstance(axis, tuple) else (axis,)
-    axes = [normalize_axis("roll", a, len(shape)) for a in axes]
+    axes = [axis_of("roll", node, a) for a in axes]
     shifts = shift if isinstance(shift, tuple) else (shift,) * len(axes)
     if not builtins.all(_is_int(s) for s in shifts):
         raise TypeError(f"roll: shift must be an int or a tuple of ints, got {shift!r}")
@@ -264,16 +275,22 @@ def take(x, indices, /, *, axis=None):
         axis = 0
     if not shape:
         raise ValueError("take: x must have at least one dimension")
-    ax = normalize_axis("take", axis, len(shape))
+    ax = axis_of("take", node, axis)
     n = shape[ax]
     _check_bounds("take", idx, n, ax)
     out_shape = shape[:ax] + idx.aval.shape + shape[ax + 1:]
     check_size("take", out_shape, node.aval.dtype, node.device)
     if n == 0 and math.prod(idx.aval.shape):
         raise IndexError(f"take: cannot take from axis {ax} of size 0")
+    names = None
+    if node.aval.names is not None or idx.aval.names is not None:
+        # x's axes keep their names; the taken axis keeps its own for 1-d indices
+        xn, inn = names_of(node), names_of(idx)
+        mid = (xn[ax],) if len(inn) == 1 and inn[0] is None else inn
+        names = distinct("take", xn[:ax] + mid + xn[ax + 1:])
     if math.prod(out_shape) == 0:
-        return wrap(o.const(0, out_shape, node.aval.dtype, node.device))
-    return wrap(o.take_axis(node, o.normalize_indices(idx, n), ax))
+        return wrap(renamed(o.const(0, out_shape, node.aval.dtype, node.device), names))
+    return wrap(renamed(o.take_axis(node, o.normalize_indices(idx, n), ax), names))
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
@@ -287,7 +304,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
                          "must have the same number of dimensions")
     if not shape:
         raise ValueError("take_along_axis: x must have at least one dimension")
-    ax = normalize_axis("take_along_axis", axis, len(shape))
+    ax = axis_of("take_along_axis", node, axis)
+    names = unify("take_along_axis", [node.aval.names, idx.aval.names])   # x's axes' names
     out = []
     for d, (a, b) in enumerate(zip(shape, ishape)):
         if d == ax:
@@ -305,7 +323,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
     if n == 0 and math.prod(out):
         raise IndexError(f"take_along_axis: cannot take from axis {ax} of size 0")
     if math.prod(out) == 0:
-        return wrap(o.const(0, out, node.aval.dtype, node.device))
+        return wrap(renamed(o.const(0, out, node.aval.dtype, node.device), names))
     nd = len(shape)
     xb = o.broadcast(node, tuple(n if d == ax else m for d, m in enumerate(out)),
                      dims=tuple(range(nd))) if shape != tuple(
@@ -315,7 +333,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
         ib = o.broadcast(ib, out, dims=tuple(range(nd)))
     cols = [o.reshape(ib if d == ax else o.iota(out, d, node.device), out + (1,)) for d in range(nd)]
     coords = cols[0] if nd == 1 else o.p(sh.concatenate, *cols, axis=nd)
-    return wrap(o.p(ix.gather, xb, coords, axes=tuple(range(nd))))
+    return wrap(renamed(o.p(ix.gather, xb, coords, axes=tuple(range(nd))), names))
 
 
 __all__ = ["cumulative_sum", "cumulative_prod", "diff", "tile", "repeat", "roll", "take",

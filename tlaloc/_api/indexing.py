@@ -38,7 +38,7 @@ from .._array import Array
 from .._prims import indexing as ix
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import broadcast_shapes, cast, check_size, constant, fresh, scalar_node, wrap
+from ._core import broadcast_shapes, cast, check_size, constant, fresh, renamed, scalar_node, wrap
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -307,6 +307,30 @@ def _gather_result(y, entries, adjacent):
     return o.transpose(g, perm)
 
 
+def _getitem_names(names, key, ndim, out_ndim):
+    """Names of x[key] for basic indexing: integer-indexed axes drop theirs, sliced ones keep
+    them, new axes (None) get None; array indexing names no axis."""
+    items = key if isinstance(key, tuple) else (key,)
+    if builtins.any(isinstance(k, (Array, list)) for k in items):
+        return None
+    consumed = builtins.sum(1 for k in items if k is not None and k is not Ellipsis)
+    result, axis = [], 0
+    for k in items:
+        if k is Ellipsis:
+            n = ndim - consumed
+            result.extend(names[axis:axis + n])
+            axis += n
+        elif k is None:
+            result.append(None)
+        elif isinstance(k, builtins.slice):
+            result.append(names[axis])
+            axis += 1
+        else:
+            axis += 1
+    result.extend(names[axis:])
+    return tuple(result) if len(result) == out_ndim else None
+
+
 def getitem(x: Array, key):
     parsed = _parse(x, key)
     node = o.reshape(x._node, parsed.shape)
@@ -314,10 +338,16 @@ def getitem(x: Array, key):
     if _has_arrays(entries):
         basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
         y = _apply_basic(node, basic)
-        return wrap(_gather_result(y, entries, parsed.adjacent))
-    out = _apply_basic(node, entries)
-    out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
-    return fresh(x) if out is x._node else wrap(out)
+        out = _gather_result(y, entries, parsed.adjacent)
+    else:
+        out = _apply_basic(node, entries)
+        out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
+        if out is x._node:
+            return fresh(x)
+    names = x._node.aval.names
+    if names is not None:
+        out = renamed(out, _getitem_names(names, key, len(names), len(out.aval.shape)))
+    return wrap(out)
 
 
 # ----------------------------------------------------------------------------- setitem
@@ -449,4 +479,4 @@ def setitem(x: Array, key, value) -> Array:
             out = _set_advanced(x2, entries, v, parsed.adjacent)
         else:
             out = _set_basic(x2, entries, v)
-    return wrap(o.reshape(out, x.shape))
+    return wrap(renamed(o.reshape(out, x.shape), x._node.aval.names))

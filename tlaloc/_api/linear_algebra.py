@@ -6,8 +6,9 @@ import operator
 from .._graph import bind
 from .._prims import reduce as rd
 from .._prims import shape as sh
-from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
-                    node_of, normalize_axis, promote, wrap)
+from ._core import (axis_of, broadcast_names, broadcast_shapes, broadcast_to_shape, cast,
+                    check_devices, check_size, distinct, names_of, node_of, normalize_axis,
+                    position_of, promote, renamed, wrap)
 from .elementwise import conj
 
 
@@ -20,11 +21,43 @@ def _pair(name, x1, x2):
     return cast(a, d), cast(b, d)
 
 
+def _dot_names(name, a, b, contract, batch):
+    """The names of dot_general(a, b) by its names rule, its errors naming `name`."""
+    try:
+        names = rd.dot_general.names(None, a.aval, b.aval, contract=contract, batch=batch)
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
+    return distinct(name, names)
+
+
+def _matmul_names(a, b):
+    """matmul's result names: the batch axes' (broadcast), then a's rows and b's columns (a
+    vector operand contributes none); contracted axes' names must agree."""
+    n1, n2 = a.aval.names or (None,) * len(a.aval.shape), b.aval.names or (None,) * len(b.aval.shape)
+    k1, k2 = n1[-1], (n2[-2] if len(n2) >= 2 else n2[-1])
+    if k1 is not None and k2 is not None and k1 != k2:
+        raise ValueError(f"matmul: contracted axes are named {k1!r} and {k2!r}")
+    if len(n1) >= 2 and len(n2) >= 2:
+        nb = max(len(n1), len(n2)) - 2
+        batch = broadcast_names("matmul", [n1[:-2], n2[:-2]]) or (None,) * nb
+        names = batch + (n1[-2], n2[-1])
+    elif len(n1) >= 2:
+        names = n1[:-1]
+    elif len(n2) >= 2:
+        names = n2[:-2] + (n2[-1],)
+    else:
+        names = ()
+    return distinct("matmul", names)
+
+
 def matmul(x1, x2, /):
     a, b = _pair("matmul", x1, x2)
     sa, sb = a.aval.shape, b.aval.shape
     if not sa or not sb:
         raise ValueError("matmul: 0-d arrays are not allowed; use multiply")
+    names = None if a.aval.names is None and b.aval.names is None else _matmul_names(a, b)
+    if names is not None:   # the names are set once, on the result
+        a, b = renamed(a, None), renamed(b, None)
     va, vb = len(sa) == 1, len(sb) == 1
     if va:
         a, sa = bind(sh.reshape, (a,), {"shape": (1,) + sa}), (1,) + sa
@@ -42,15 +75,15 @@ def matmul(x1, x2, /):
     shape = batch + (() if va else (sa[-2],)) + (() if vb else (sb[-1],))
     if out.aval.shape != shape:
         out = bind(sh.reshape, (out,), {"shape": shape})
-    return wrap(out)
+    return wrap(out if names is None else renamed(out, names))
 
 
 def tensordot(x1, x2, /, *, axes=2):
     a, b = _pair("tensordot", x1, x2)
     na, nb = len(a.aval.shape), len(b.aval.shape)
     if isinstance(axes, tuple) and len(axes) == 2 and not isinstance(axes[0], int):
-        ca = tuple(normalize_axis("tensordot", i, na, "axes") for i in axes[0])
-        cb = tuple(normalize_axis("tensordot", i, nb, "axes") for i in axes[1])
+        ca = tuple(axis_of("tensordot", a, i, "axes") for i in axes[0])
+        cb = tuple(axis_of("tensordot", b, i, "axes") for i in axes[1])
         if len(ca) != len(cb):
             raise ValueError("tensordot: the two axes sequences differ in length")
     else:
@@ -67,6 +100,8 @@ def tensordot(x1, x2, /, *, axes=2):
                              f"({b.aval.shape[j]}) differ in size")
     check_size("tensordot", tuple(n for i, n in enumerate(a.aval.shape) if i not in ca)
                + tuple(n for j, n in enumerate(b.aval.shape) if j not in cb), a.aval.dtype, a.device)
+    if a.aval.names is not None or b.aval.names is not None:
+        _dot_names("tensordot", a, b, (ca, cb), ((), ()))
     return wrap(bind(rd.dot_general, (a, b), {"contract": (ca, cb), "batch": ((), ())}))
 
 
@@ -77,6 +112,8 @@ def vecdot(x1, x2, /, *, axis=-1):
         check_size("vecdot", shape, a.aval.dtype, a.device)
     if not shape:
         raise ValueError("vecdot: arrays must have at least one dimension")
+    if type(axis) is str:   # a name of the broadcast operands' axes
+        axis = position_of("vecdot", broadcast_names("vecdot", [names_of(a), names_of(b)]), axis)
     ax = normalize_axis("vecdot", axis, len(shape))
     k = ax - len(shape)  # the axis counted from the end, valid for both operands
     sizes = {s[k] for s in (a.aval.shape, b.aval.shape) if len(s) >= -k}

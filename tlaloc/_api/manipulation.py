@@ -1,6 +1,7 @@
 """Manipulation functions: shape, order and joining."""
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 
@@ -8,7 +9,7 @@ from .._array import Array
 from .._graph import bind
 from .._prims import shape as sh
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
-                    node_of, normalize_axes, normalize_axis, promote, wrap)
+                    axes_of, axis_of, node_of, promote, renamed, unify, wrap)
 from ._core import fresh
 
 
@@ -40,7 +41,7 @@ def reshape(x, /, shape, *, copy=None):
 
 def permute_dims(x, /, axes):
     node = node_of("permute_dims", x)
-    axes = tuple(normalize_axis("permute_dims", a, x.ndim, "axes") for a in axes)
+    axes = tuple(axis_of("permute_dims", x, a, "axes") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
     if axes == tuple(range(x.ndim)):
@@ -101,7 +102,9 @@ def concat(arrays, /, *, axis=0):
     for n in nodes:
         if len(n.aval.shape) != ndim:
             raise ValueError("concat: arrays must have the same number of dimensions")
-    ax = normalize_axis("concat", axis, ndim)
+    ax = axis_of("concat", nodes[0], axis)
+    if builtins.any(n.aval.names is not None for n in nodes):
+        unify("concat", [n.aval.names for n in nodes])   # a clash raises naming concat
     for n in nodes:
         if any(a != b for i, (a, b) in enumerate(zip(n.aval.shape, nodes[0].aval.shape)) if i != ax):
             raise ValueError(f"concat: shapes {[m.aval.shape for m in nodes]} differ off axis {ax}")
@@ -115,40 +118,51 @@ def stack(arrays, /, *, axis=0):
     shape = nodes[0].aval.shape
     if any(n.aval.shape != shape for n in nodes):
         raise ValueError(f"stack: arrays must share one shape, got {[n.aval.shape for n in nodes]}")
-    ax = normalize_axis("stack", axis, len(shape) + 1)
+    ax = axis_of("stack", nodes[0], axis, ndim=len(shape) + 1)
     new = shape[:ax] + (1,) + shape[ax:]
+    names = None
+    if builtins.any(n.aval.names is not None for n in nodes):
+        names = unify("stack", [n.aval.names for n in nodes])   # the new axis is unnamed
+        names = names[:ax] + (None,) + names[ax:]
     parts = [_reshape_node(n, new) for n in nodes]
-    if len(parts) == 1:
-        return wrap(parts[0])
-    return wrap(bind(sh.concatenate, tuple(parts), {"axis": ax}))
+    out = parts[0] if len(parts) == 1 else bind(sh.concatenate, tuple(parts), {"axis": ax})
+    return wrap(out if names is None else renamed(out, names))
 
 
 def expand_dims(x, /, axis=0):
     node = node_of("expand_dims", x)
     axes = axis if isinstance(axis, tuple) else (axis,)
     nd = x.ndim + len(axes)
-    positions = sorted(normalize_axis("expand_dims", a, nd) for a in axes)
+    positions = sorted(axis_of("expand_dims", node, a, ndim=nd) for a in axes)
     if len(set(positions)) != len(positions):
         raise ValueError(f"expand_dims: repeated axis in {axis!r}")
     shape = list(x.shape)
+    names = list(x.names)
     for p in positions:
         shape.insert(p, 1)
-    return wrap(_reshape_node(node, tuple(shape)))
+        names.insert(p, None)
+    out = _reshape_node(node, tuple(shape))
+    return wrap(out if node.aval.names is None else renamed(out, names))
 
 
 def squeeze(x, /, axis):
     node = node_of("squeeze", x)
-    axes = normalize_axes("squeeze", axis, x.ndim)
+    axes = axes_of("squeeze", x, axis)
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
     shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    return wrap(_reshape_node(node, shape)) if axes else fresh(x)
+    if not axes:
+        return fresh(x)
+    out = _reshape_node(node, shape)
+    if node.aval.names is not None:
+        out = renamed(out, [n for i, n in enumerate(node.aval.names) if i not in axes])
+    return wrap(out)
 
 
 def flip(x, /, *, axis=None):
     node = node_of("flip", x)
-    axes = normalize_axes("flip", axis, x.ndim)
+    axes = axes_of("flip", x, axis)
     if not axes:
         return fresh(x)
     return wrap(bind(sh.reverse, (node,), {"dims": axes}))
@@ -160,8 +174,8 @@ def moveaxis(x, source, destination, /):
     dst = destination if isinstance(destination, tuple) else (destination,)
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
-    src = [normalize_axis("moveaxis", a, x.ndim, "source") for a in src]
-    dst = [normalize_axis("moveaxis", a, x.ndim, "destination") for a in dst]
+    src = [axis_of("moveaxis", x, a, "source") for a in src]
+    dst = [axis_of("moveaxis", x, a, "destination") for a in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise ValueError("moveaxis: repeated axis")
     order = [a for a in range(x.ndim) if a not in src]
@@ -174,7 +188,7 @@ def unstack(x, /, *, axis=0):
     node_of("unstack", x)
     if x.ndim == 0:
         raise ValueError("unstack: x must have at least one dimension")
-    ax = normalize_axis("unstack", axis, x.ndim)
+    ax = axis_of("unstack", x, axis)
     moved = moveaxis(x, ax, 0)
     return tuple(moved[i] for i in range(x.shape[ax]))
 

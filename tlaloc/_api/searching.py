@@ -9,7 +9,7 @@ from .._prims import elementwise as ew
 from .._prims import reduce as rd
 from . import _ops as o
 from ._core import (broadcast_shapes, cast, check_bool, check_devices, check_size, is_scalar,
-                    node_of, normalize_axes, normalize_axis, result_dtype, scalar_node, wrap)
+                    axes_of, axis_of, check_names, node_of, renamed, result_dtype, scalar_node, wrap)
 
 
 def _real(name, x, argname="x"):
@@ -28,7 +28,7 @@ def _arg_extremum(name, prim):
             node = o.flatten(node)
             ax = 0
         else:
-            ax = normalize_axis(name, axis, len(shape))
+            ax = axis_of(name, node, axis)
         n = node.aval.shape[ax]
         if n == 0:
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
@@ -44,8 +44,9 @@ def _arg_extremum(name, prim):
         candidate = o.select(hit, position, o.const_like(position, n))
         out = o.p(rd.reduce_min, candidate, axes=(ax,))
         if keepdims:
-            out = o.reshape(out, (1,) * len(shape) if axis is None else
-                            tuple(1 if d == ax else m for d, m in enumerate(shape)))
+            out = renamed(o.reshape(out, (1,) * len(shape) if axis is None else
+                                    tuple(1 if d == ax else m for d, m in enumerate(shape))),
+                          x._node.aval.names)
         return wrap(out)
     fn.__name__ = name
     return fn
@@ -79,11 +80,12 @@ def nonzero(x, /):
 def count_nonzero(x, /, *, axis=None, keepdims=False):
     node = node_of("count_nonzero", x)
     shape = node.aval.shape
-    axes = normalize_axes("count_nonzero", axis, len(shape))
+    axes = axes_of("count_nonzero", node, axis)
     check_bool("count_nonzero", keepdims, "keepdims")
     out = o.count_true(_nonzero_mask(node), axes)
     if keepdims:
-        out = o.reshape(out, tuple(1 if d in axes else n for d, n in enumerate(shape)))
+        out = renamed(o.reshape(out, tuple(1 if d in axes else n for d, n in enumerate(shape))),
+                      node.aval.names)
     return wrap(out)
 
 
@@ -172,6 +174,7 @@ def where(condition, x1, x2, /):
     d = result_dtype("where", x1, x2)
     arrays = [cond] + [v._node for v in (x1, x2) if isinstance(v, Array)]
     dev = check_devices("where", *arrays)
+    check_names("where", arrays)
     shape = broadcast_shapes(*[a.aval.shape for a in arrays], name="where")
     if all(a.aval.shape != shape for a in arrays):   # an outer product
         check_size("where", shape, d, dev)

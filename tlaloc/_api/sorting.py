@@ -3,7 +3,7 @@ descending; -0.0 and +0.0 compare equal)."""
 from __future__ import annotations
 
 from . import _ops as o
-from ._core import node_of, normalize_axis, wrap
+from ._core import axis_of, node_of, wrap
 
 
 def _sortable(name, x, axis, descending, stable):
@@ -14,7 +14,7 @@ def _sortable(name, x, axis, descending, stable):
         raise TypeError(f"{name}: descending and stable must be bools")
     if not node.aval.shape:
         raise ValueError(f"{name}: x must have at least one dimension")
-    return node, normalize_axis(name, axis, len(node.aval.shape))
+    return node, axis_of(name, node, axis)
 
 
 def sort(x, /, *, axis=-1, descending=False, stable=True):

@@ -9,20 +9,21 @@ from .._graph import bind
 from .._prims import elementwise as ew
 from .._prims import reduce as rd
 from .._prims import shape as sh
-from ._core import cast, check_bool, constant, node_of, normalize_axes, wrap
+from ._core import axes_of, cast, check_bool, constant, node_of, renamed, wrap
 
 
-def _keep(node, shape, axes, keepdims):
+def _keep(node, shape, axes, keepdims, names=None):
+    """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
     if not keepdims:
         return node
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return bind(sh.reshape, (node,), {"shape": kept})
+    return renamed(bind(sh.reshape, (node,), {"shape": kept}), names)
 
 
 def _reduce(prim, node, axes, keepdims):
     shape = node.aval.shape
     out = bind(prim, (node,), {"axes": axes}) if axes else node
-    return wrap(_keep(out, shape, axes, keepdims))
+    return wrap(_keep(out, shape, axes, keepdims, node.aval.names))
 
 
 def _accumulator(name, x, dtype):
@@ -45,7 +46,7 @@ def _accumulator(name, x, dtype):
 def _sum_like(name, prim):
     def fn(x, /, *, axis=None, dtype=None, keepdims=False):
         node = node_of(name, x)
-        axes = normalize_axes(name, axis, x.ndim)
+        axes = axes_of(name, x, axis)
         check_bool(name, keepdims, "keepdims")
         acc = _accumulator(name, node, dtype)
         if acc.kind == "b":
@@ -64,7 +65,7 @@ def _extremum(name, prim):
         node = node_of(name, x)
         if node.aval.dtype.kind == "c":
             raise TypeError(f"{name}: complex numbers are not ordered")
-        axes = normalize_axes(name, axis, x.ndim)
+        axes = axes_of(name, x, axis)
         check_bool(name, keepdims, "keepdims")
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction along axis {axis!r} has no identity")
@@ -86,12 +87,12 @@ def _inexact_node(name, x):
 
 def mean(x, /, *, axis=None, keepdims=False):
     node = _inexact_node("mean", x)
-    axes = normalize_axes("mean", axis, x.ndim)
+    axes = axes_of("mean", x, axis)
     check_bool("mean", keepdims, "keepdims")
     count = math.prod(x.shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
     out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
-    return wrap(_keep(out, x.shape, axes, keepdims))
+    return wrap(_keep(out, x.shape, axes, keepdims, node.aval.names))
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -108,7 +109,7 @@ def _variance(name, x, axis, correction, keepdims, root):
         raise TypeError(f"{name}: complex input is not supported")
     if isinstance(correction, bool) or not isinstance(correction, (int, float)):
         raise TypeError(f"{name}: correction must be a real number, got {correction!r}")
-    axes = normalize_axes(name, axis, x.ndim)
+    axes = axes_of(name, x, axis)
     check_bool(name, keepdims, "keepdims")
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
     count = math.prod(shape[a] for a in axes)
@@ -123,13 +124,13 @@ def _variance(name, x, axis, correction, keepdims, root):
     out = bind(ew.divide, (ss, constant(denom, ss.aval.shape, d, dev)), {})
     if root:
         out = bind(ew.sqrt, (out,), {})
-    return wrap(_keep(out, shape, axes, keepdims))
+    return wrap(_keep(out, shape, axes, keepdims, node.aval.names))
 
 
 def _truth(name, prim):
     def fn(x, /, *, axis=None, keepdims=False):
         node = node_of(name, x)
-        axes = normalize_axes(name, axis, x.ndim)
+        axes = axes_of(name, x, axis)
         check_bool(name, keepdims, "keepdims")
         if node.aval.dtype is not dt.bool:
             zero = constant(0, node.aval.shape, node.aval.dtype, node.device)

@@ -2,6 +2,12 @@
 
 A primitive has
   * `infer(*avals, **params) -> Aval`: the result's shape and dtype (raises on misuse);
+  * `names(out, *avals, **params) -> tuple | None`: the result's axis names (one str or None
+    per axis of `out`, the inferred aval) from the operands' avals. `bind` calls it only when
+    some operand is named. The default by kind: elementwise primitives unify their operands'
+    names (`unify_names`); others keep operand 0's names when the result has its shape
+    (`same_if_shape`), else name nothing. The vocabulary below covers the other shapes of
+    rule (`first_names`, `no_names`, `reduced_names`, `batch_names`);
   * `emit(ctx, *operands, **params) -> str`: StableHLO text through a lowering context,
     returning the SSA name of the result;
   * `impl(*arrays, **params) -> ndarray`: NumPy with StableHLO semantics (the interpreter),
@@ -22,10 +28,10 @@ REGISTRY: dict = {}
 
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
-                 "__weakref__")
+                 "names", "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-                 elementwise=False):
+                 elementwise=False, names=None):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -38,6 +44,7 @@ class Primitive:
         # Elementwise primitives take 0-d operands beside full ones (a Python scalar's value
         # at every element): the lowering broadcasts them, NumPy broadcasts them itself.
         self.elementwise = elementwise
+        self.names = names or (unify_names if elementwise else same_if_shape)
         REGISTRY[name] = self
 
     def __repr__(self):
@@ -48,9 +55,88 @@ class Primitive:
 
 
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-            elementwise=False) -> Primitive:
+            elementwise=False, names=None) -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
-                     elementwise=elementwise)
+                     elementwise=elementwise, names=names)
+
+
+# ----------------------------------------------------------------------------- names rules
+#
+# A names rule is `rule(out, *avals, **params)`: `out` is the inferred result aval, `avals`
+# the operands'. It returns one name or None per axis of `out` (or None: no axis named).
+# `bind` checks that the result names no two axes alike.
+
+def names_or_none(a) -> tuple:
+    """An aval's names, one per axis (None for each axis of an unnamed aval)."""
+    return a.names if a.names is not None else (None,) * len(a.shape)
+
+
+def unify(where, name_tuples) -> tuple:
+    """Names of operands of one rank, axis by axis: None takes the other's name; two
+    different names on one axis raise ValueError naming `where` (rules pass None: `bind`
+    names the primitive)."""
+    out = None
+    for t in name_tuples:
+        if t is None:
+            continue
+        if out is None:
+            out = list(t)
+            continue
+        for i, n in enumerate(t):
+            if n is not None and out[i] != n:
+                if out[i] is not None:
+                    raise ValueError(f"{where + ': ' if where else ''}axis names {out[i]!r} and "
+                                     f"{n!r} are aligned on the same axis; rename or align_to "
+                                     "one of the arrays")
+                out[i] = n
+    return None if out is None else tuple(out)
+
+
+def unify_names(out, *avals, **params):
+    """Elementwise: the full-shape operands' names, unified (0-d operands carry none)."""
+    nd = len(out.shape)
+    return unify(None, [a.names for a in avals if len(a.shape) == nd])
+
+
+def first_names(out, x, *rest, **params):
+    """The result has operand 0's axes (sizes may change: slice, pad, sort, fft, ...)."""
+    return x.names
+
+
+def same_if_shape(out, x=None, *rest, **params):
+    """The default for non-elementwise primitives: operand 0's names when the result has
+    its shape, else no names."""
+    if x is not None and x.shape == out.shape:
+        return x.names
+    return None
+
+
+def no_names(out, *avals, **params):
+    return None
+
+
+def reduced_names(out, x, *rest, axes, **params):
+    """Reductions: the names of the axes not in `axes`."""
+    if x.names is None:
+        return None
+    return tuple(n for i, n in enumerate(x.names) if i not in axes)
+
+
+def batch_names(out, x, *rest, **params):
+    """Matrix functions (linalg): an operand of the result's shape gives every name;
+    otherwise the batch axes (all but the last two of operand 0) keep their names, unified
+    across operands, and the other result axes get None."""
+    for a in (x,) + rest:
+        if a.shape == out.shape and a.names is not None:
+            return a.names
+    k = len(x.shape) - 2
+    if k <= 0 or tuple(out.shape[:k]) != tuple(x.shape[:k]):
+        return None
+    batch = unify(None, [a.names[:k] for a in (x,) + rest
+                             if a.names is not None and len(a.shape) == k + 2])
+    if batch is None:
+        return None
+    return batch + (None,) * (len(out.shape) - k)
 
 
 def common_shape(*avals) -> tuple:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad, lax
-from .core import aval, declare
+from .core import aval, declare, first_names
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 
@@ -128,4 +128,4 @@ def _weights_node(weights, like):
     return bind(sh.broadcast_in_dim, (row,), {"shape": like.aval.shape, "dims": (nd - 1,)})
 
 
-fft = declare("fft", infer=_infer, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp)
+fft = declare("fft", infer=_infer, names=first_names, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp)

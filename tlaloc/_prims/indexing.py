@@ -24,7 +24,7 @@ from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import elementwise as ew
 from . import shape as sh
-from .core import aval, declare
+from .core import aval, declare, first_names, names_or_none
 
 
 def _ints(values) -> str:
@@ -100,7 +100,13 @@ def _gather_vjp(ct, x, idx, *, out, axes):
     return (lax.scatter(ad.zeros(x), idx, ct, axes=axes, mode="add"), None)
 
 
-gather = declare("gather", infer=_gather_infer, emit=_gather_emit, impl=_gather_impl,
+def _gather_names(out, x, idx, *, axes):
+    """The index array's batch axes' names, then those of x's axes not indexed."""
+    return (names_or_none(idx)[:-1]
+            + tuple(n for i, n in enumerate(names_or_none(x)) if i not in axes))
+
+
+gather = declare("gather", infer=_gather_infer, names=_gather_names, emit=_gather_emit, impl=_gather_impl,
                  jvp=_gather_jvp, vjp=_gather_vjp)
 
 
@@ -272,7 +278,7 @@ def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
     return (lax.multiply(shared, x_wins), None, lax.multiply(lax.gather(shared, idx, axes=axes), u_wins))
 
 
-scatter = declare("scatter", infer=_scatter_infer, emit=_scatter_emit, impl=_scatter_impl,
+scatter = declare("scatter", infer=_scatter_infer, names=first_names, emit=_scatter_emit, impl=_scatter_impl,
                   jvp=_scatter_jvp, vjp=_scatter_vjp)
 
 __all__ = ["gather", "scatter", "SCATTER_MODES"]

@@ -337,6 +337,13 @@ def reduce_sum(x, *, axes):
     return bind(_P["reduce_sum"], (x,), {"axes": axes})
 
 
+def rename(x, *, names):
+    """`x` with axis names `names` (computes nothing); `x` itself when they are its own."""
+    if x.aval.names == names:
+        return x
+    return bind(_P["rename"], (x,), {"names": names})
+
+
 def reshape(x, *, shape):
     return bind(_P["reshape"], (x,), {"shape": shape})
 

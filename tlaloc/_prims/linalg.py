@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
-from .core import aval, declare
+from .core import aval, batch_names, declare
 
 _LAPACK = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 _PREFIX = {dt.float32: "s", dt.float64: "d", dt.complex64: "c", dt.complex128: "z"}
@@ -251,7 +251,7 @@ def _cholesky_emit(ctx, x):
 # Only the lower triangle of the operand is read. The upper triangle of the result is
 # implementation-defined (XLA's cholesky writes zeros, LAPACK's potrf leaves the operand's
 # upper triangle); the namespace masks it. A matrix that is not positive definite gives NaN.
-cholesky = declare("cholesky", infer=_cholesky_infer, emit=_cholesky_emit,
+cholesky = declare("cholesky", names=batch_names, infer=_cholesky_infer, emit=_cholesky_emit,
                    impl=_cholesky_impl)
 
 
@@ -377,7 +377,7 @@ def _trsolve_vjp(ct, a, b, *, out, left_side, lower, transpose_a, unit_diagonal)
     return (_trsolve_masked(a_op, lower, unit_diagonal)._node, solved._node)
 
 
-triangular_solve = declare("triangular_solve", infer=_trsolve_infer, emit=_trsolve_emit,
+triangular_solve = declare("triangular_solve", names=batch_names, infer=_trsolve_infer, emit=_trsolve_emit,
                            impl=_trsolve_impl, jvp=_trsolve_jvp, vjp=_trsolve_vjp)
 
 
@@ -487,7 +487,7 @@ def _lu_impl(x):
                        perms.reshape(shape((m,)))])
 
 
-lu = declare("lu", infer=_lu_infer, emit=_lu_emit, impl=_lu_impl)
+lu = declare("lu", names=batch_names, infer=_lu_infer, emit=_lu_emit, impl=_lu_impl)
 
 
 # ============================================================================ QR (geqrf, orgqr)
@@ -523,7 +523,7 @@ def _geqrf_impl(x):
                       [a, tau.reshape(tuple(batch) + (min(m, n),))])
 
 
-geqrf = declare("geqrf", infer=_geqrf_infer, emit=_geqrf_emit, impl=_geqrf_impl)
+geqrf = declare("geqrf", names=batch_names, infer=_geqrf_infer, emit=_geqrf_emit, impl=_geqrf_impl)
 
 
 def _householder_infer(a, tau):
@@ -569,7 +569,7 @@ def _householder_impl(a, tau):
     return out.reshape(a.shape)
 
 
-householder_product = declare("householder_product", infer=_householder_infer,
+householder_product = declare("householder_product", names=batch_names, infer=_householder_infer,
                               emit=_householder_emit, impl=_householder_impl)
 
 
@@ -624,7 +624,7 @@ def _eigh_impl(x, *, vectors):
     return _pack_impl(batch, eigh_parts(n, dt.from_numpy(x.dtype)), [vs.reshape(x.shape), ws])
 
 
-eigh = declare("eigh", infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl)
+eigh = declare("eigh", names=batch_names, infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl)
 
 
 # ============================================================================ svd (gesdd)
@@ -697,7 +697,7 @@ def _svd_impl(x, *, mode):
     return _pack_impl(batch, parts, [o.reshape(tuple(batch) + o.shape[1:]) for o in outs])
 
 
-svd = declare("svd", infer=_svd_infer, emit=_svd_emit, impl=_svd_impl)
+svd = declare("svd", names=batch_names, infer=_svd_infer, emit=_svd_emit, impl=_svd_impl)
 
 
 # ============================================================================ eig (geev)
@@ -762,4 +762,4 @@ def _eig_impl(x, *, vectors):
     return _pack_impl(batch, eig_parts(n, dt.from_numpy(x.dtype)), [ws, vs.reshape(x.shape)])
 
 
-eig = declare("eig", infer=_eig_infer, emit=_eig_emit, impl=_eig_impl)
+eig = declare("eig", names=batch_names, infer=_eig_infer, emit=_eig_emit, impl=_eig_impl)

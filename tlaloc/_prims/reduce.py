@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad, lax
-from .core import aval, declare
+from .core import aval, declare, names_or_none, reduced_names, unify
 from ..lowering.stablehlo import tensor_type
 
 
@@ -65,7 +65,8 @@ def _reduction(kind, numpy_fn, kinds):
         keep = f", dtype=xp.{dtype}" if kind in ("sum", "prod") and dtype.kind in "iu" else ""
         return f"xp.{kind}({x}, axis={axes}{keep})"
 
-    return declare(name, infer=infer, emit=emit, impl=impl, source=source, **_REDUCE_RULES[kind])
+    return declare(name, infer=infer, emit=emit, impl=impl, source=source, names=reduced_names,
+                   **_REDUCE_RULES[kind])
 
 
 def _expand(node, x, axes):
@@ -246,5 +247,20 @@ def _dot_source(ctx, lhs, rhs, *, contract, batch):
     return None
 
 
+def _dot_names(out, lhs, rhs, *, contract, batch):
+    """Batch axes' names unified, then lhs's free axes', then rhs's; contracted axes' names
+    must agree where both are named (`bind` refuses a result that repeats a name)."""
+    (lc, rc), (lb, rb) = contract, batch
+    ln, rn = names_or_none(lhs), names_or_none(rhs)
+    for a, b in zip(lc, rc):
+        if ln[a] is not None and rn[b] is not None and ln[a] != rn[b]:
+            raise ValueError(f"contracted axes are named {ln[a]!r} and {rn[b]!r}")
+    names = list(unify(None, [tuple(ln[i] for i in lb), tuple(rn[i] for i in rb)]) or ())
+    names += [ln[i] for i in _dot_free(lhs.shape, lc, lb)]
+    names += [rn[i] for i in _dot_free(rhs.shape, rc, rb)]
+    return names
+
+
 dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,
+                      names=_dot_names,
                       jvp=_dot_jvp, vjp=_dot_vjp, source=_dot_source)

@@ -6,8 +6,10 @@ import math
 
 import numpy as np
 
+from .. import _graph
+from .._graph import Aval
 from . import ad, lax
-from .core import aval, declare
+from .core import aval, declare, first_names, unify
 
 
 def _i64s(values) -> str:
@@ -53,8 +55,15 @@ def _broadcast_source(ctx, x, *, shape, dims):
     return f"xp.broadcast_to(xp.reshape({x}, {tuple(expanded)}), {shape})"
 
 
+def _broadcast_names(out, x, *, shape, dims):
+    names = [None] * len(shape)
+    for i, d in enumerate(dims):
+        names[d] = x.names[i]
+    return names
+
+
 broadcast_in_dim = declare(
-    "broadcast_in_dim", infer=_broadcast_infer, impl=_broadcast_impl, source=_broadcast_source,
+    "broadcast_in_dim", infer=_broadcast_infer, names=_broadcast_names, impl=_broadcast_impl, source=_broadcast_source,
     **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
         "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
@@ -66,7 +75,24 @@ def _reshape_infer(x, *, shape):
     return aval(shape, x.dtype)
 
 
-reshape = declare("reshape", infer=_reshape_infer,
+def _reshape_names(out, x, *, shape):
+    """The names of leading and trailing axes that survive unchanged."""
+    names, old = x.names, x.shape
+    if tuple(shape) == tuple(old):
+        return names
+    new = [None] * len(shape)
+    i = 0
+    while i < min(len(old), len(shape)) and old[i] == shape[i]:
+        new[i] = names[i]
+        i += 1
+    j = 1
+    while j <= min(len(old), len(shape)) - i and old[-j] == shape[-j]:
+        new[-j] = names[-j]
+        j += 1
+    return new
+
+
+reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
                   impl=lambda x, *, shape: np.reshape(x, shape),
                   source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
@@ -76,6 +102,7 @@ reshape = declare("reshape", infer=_reshape_infer,
 transpose = declare(
     "transpose",
     infer=lambda x, *, perm: aval(tuple(x.shape[p] for p in perm), x.dtype),
+    names=lambda out, x, *, perm: tuple(x.names[p] for p in perm),
     emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
                                             attrs=f"permutation = {_i64s(perm)}"),
     impl=lambda x, *, perm: np.transpose(x, perm),
@@ -112,7 +139,7 @@ def _slice_source(ctx, x, *, start, limit, strides):
 
 
 slice = declare(
-    "slice", infer=_slice_infer, source=_slice_source, **ad.linear_rules(_slice_transpose),
+    "slice", infer=_slice_infer, names=first_names, source=_slice_source, **ad.linear_rules(_slice_transpose),
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
@@ -121,7 +148,7 @@ slice = declare(
 
 
 reverse = declare(
-    "reverse", infer=lambda x, *, dims: x,
+    "reverse", infer=lambda x, *, dims: x, names=first_names,
     emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
@@ -152,7 +179,8 @@ def _concat_transpose(ct, *xs, out, axis):
 
 
 concatenate = declare(
-    "concatenate", infer=_concat_infer, **ad.linear_rules(_concat_transpose),
+    "concatenate", infer=_concat_infer, names=lambda out, *xs, axis: unify(None, [x.names for x in xs]),
+    **ad.linear_rules(_concat_transpose),
     source=lambda ctx, *xs, axis: f"xp.concat([{', '.join(xs)}], axis={axis})",
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
     impl=lambda *xs, axis: np.concatenate(xs, axis=axis))
@@ -228,7 +256,7 @@ def _pad_transpose(ct, x, padding_value, *, out, low, high, interior):
 
 
 pad = declare(
-    "pad", infer=_pad_infer, impl=_pad_impl, **ad.linear_rules(_pad_transpose),
+    "pad", infer=_pad_infer, names=first_names, impl=_pad_impl, **ad.linear_rules(_pad_transpose),
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
         f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))
@@ -269,7 +297,7 @@ def _dynamic_slice_source(ctx, x, *starts, sizes):
 
 
 dynamic_slice = declare(
-    "dynamic_slice", infer=_dynamic_slice_infer, impl=_dynamic_slice_impl,
+    "dynamic_slice", infer=_dynamic_slice_infer, names=first_names, impl=_dynamic_slice_impl,
     source=_dynamic_slice_source,
     emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
@@ -309,7 +337,25 @@ def _dynamic_update_vjp(ct, x, update, *starts, out):
 
 
 dynamic_update_slice = declare(
-    "dynamic_update_slice", infer=_dynamic_update_infer, impl=_dynamic_update_impl,
+    "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
     emit=lambda ctx, x, update, *starts: ctx.simple("stablehlo.dynamic_update_slice", x, update,
                                                     *starts),
     jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
+
+
+# rename: the operand, with new axis names (`names`: one str or None per axis, or None).
+# Computes nothing; its equations' cache keys leave `names` out (see _graph.RENAME).
+def _rename_infer(x, *, names):
+    if names is not None and len(names) != len(x.shape):
+        raise ValueError(f"rename: {len(names)} names for an array of {len(x.shape)} "
+                         "dimension(s)")
+    return Aval(x.shape, x.dtype, names)
+
+
+rename = declare(
+    "rename", infer=_rename_infer, names=lambda out, x, *, names: names,
+    emit=lambda ctx, x, *, names: x, impl=lambda x, *, names: x, source="{0}",
+    jvp=lambda tangents, x, *, out, names: (
+        None if tangents[0] is None else lax.rename(tangents[0], names=names)),
+    vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),))
+_graph.RENAME = rename

@@ -8,6 +8,7 @@ import weakref
 from .._array import Array
 from .._graph import bind
 from .._prims import ad
+from .._prims.lax import rename as node_renamed
 from .._prims import autodiff as adp
 from .. import _tree
 from .engine import Tape, is_tracing, tracing, variable
@@ -45,9 +46,13 @@ def _make_variables(tree, what):
 
 
 def _named_like(result, primal):
-    """Derivatives carry the axis names of their primals."""
-    result._names = primal._names if primal._names is not None and result.shape == primal.shape else None
-    return result
+    """Derivatives carry the axis names of their primals (a `rename`, which computes
+    nothing, where the rules gave other names)."""
+    names = primal._node.aval.names if result.shape == primal.shape else None
+    node = result._node
+    if node.aval.names == names:
+        return result
+    return Array._from_node(node_renamed(node, names))
 
 
 def _zeros_for(node):

@@ -13,7 +13,7 @@ from .._dtypes import bool as _BOOL
 
 
 def tensor_type(aval) -> str:
-    shape, dtype = aval
+    shape, dtype = aval.shape, aval.dtype
     if shape:
         return f"tensor<{'x'.join(map(str, shape))}x{dtype.mlir}>"
     return f"tensor<{dtype.mlir}>"
