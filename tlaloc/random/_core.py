@@ -1,9 +1,11 @@
-"""Keys and random bits: Threefry-2x32 (20 rounds) written with uint32 primitives.
+"""Keys and random bits: Threefry-2x32 (20 rounds).
 
-A key is a uint32 array of shape (2,). Everything here is recorded with integer primitives
-(add, xor, shifts, or, iota, convert), so it lowers to every backend, runs in the
-interpreter with the same bits, and is partitionable: element i of a draw depends only on
-the key and i (its counter), never on how the output is laid out or split.
+A key is a uint32 array of shape (2,). The cipher is the threefry2x32 primitive
+(tlaloc/_prims/threefry.py: its emit rule writes the rounds as StableHLO uint32 additions,
+xors, shifts and ors, its interpreter rule runs them in NumPy), and the counters are iotas:
+so draws lower to every backend, the interpreter gives the same bits, and they are
+partitionable: element i of a draw depends only on the key and i (its counter), never on
+how the output is laid out or split.
 
 The construction is jax's default threefry implementation with
 `jax_threefry_partitionable=True` (the default since jax 0.5; checked against jax 0.10.2):
