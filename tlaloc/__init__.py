@@ -31,7 +31,7 @@ from ._api.info import __array_namespace_info__
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip,
                                 moveaxis, permute_dims, reshape, squeeze, stack, unstack)
-from ._api._core import broadcast_shapes as _broadcast_shapes
+from ._api._core import ArrayTooLargeError, broadcast_shapes as _broadcast_shapes
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._api.sorting import argsort, sort
