@@ -192,3 +192,15 @@ def test_named_tuples_are_trees_for_jit_and_grad():
     out = step(p, x)
     assert type(out) is Params
     np.testing.assert_allclose(np.asarray(out.b), 0.5 - 0.1 * float(g.b))
+
+
+def test_results_that_depend_on_no_argument(tier):
+    """A result computed from captured values only is a constant of the trace (it raised
+    IndexError when it was the only pending result)."""
+    c = xp.asarray(3.0, device=tier)
+    f = xp.jit(lambda: xp.sin(c))
+    np.testing.assert_allclose(np.asarray(f()), np.sin(3.0))
+    np.testing.assert_allclose(np.asarray(f()), np.sin(3.0))
+    g = xp.jit(lambda x: (x * 2, xp.cos(c)))
+    a, b = g(xp.asarray(2.0, device=tier))
+    np.testing.assert_allclose([float(a), float(b)], [4.0, np.cos(3.0)])

@@ -264,12 +264,16 @@ class Jitted:
             if isinstance(x, Array) and x._node.prim is not None and x._node.value is None))
         state_in, state_out = _state_outputs(frame)
         out_nodes = list(dict.fromkeys(out_nodes + [n for _, n in state_out]))
+        if not placeholders and out_nodes:   # no array arguments: the results' device
+            device = out_nodes[0].device
         for node in out_nodes:
             if node.device != device:
                 raise ValueError(f"{name}: outputs must stay on the arguments' device")
         captured = _captured_pending(out_nodes, placeholders)
         if captured:
             evaluate(captured)
+            # a result that depends on no argument is now a constant of the trace
+            out_nodes = [n for n in out_nodes if n.value is None]
         plan = _Plan(out_nodes, device) if out_nodes else None
         sources = []
         if plan is not None:
