@@ -223,3 +223,32 @@ def test_named_program_shares_the_unnamed_executable():
     xp.eval(renamed)
     assert renamed.names == ("r",)
     np.testing.assert_allclose(np.asarray(renamed), np.asarray(out))
+
+
+def test_jit_on_named_arguments_shares_the_unnamed_executable():
+    """Traced arguments carry their names in the abstract value (no rename node), so the
+    compiled program is the one the unnamed arguments use."""
+    f = xp.jit(lambda u, v: xp.sum(u * v + 1.0, axis=0))
+    a, b = RNG.normal(size=(4, 6)), RNG.normal(size=(4, 6))
+    xp.eval(f(xp.asarray(a), xp.asarray(b)))
+    before = xp.cache_info()
+    out = f(xp.asarray(a, names=("row", "col")), xp.asarray(b))
+    assert out.names == ("col",)
+    xp.eval(out)
+    assert xp.cache_info()["compiles"] == before["compiles"]
+    assert xp.cache_info()["misses"] == before["misses"]
+
+
+def test_random_axis_arguments_take_names():
+    key = xp.random.key(3)
+    logits = xp.asarray(RNG.normal(size=(3, 5)), names=("batch", "class"))
+    by_name = xp.random.categorical(key, logits, axis="class")
+    assert by_name.names == ("batch",)
+    np.testing.assert_array_equal(np.asarray(by_name),
+                                  np.asarray(xp.random.categorical(key, logits, axis=1)))
+    x = xp.asarray(np.arange(12.0).reshape(3, 4), names=("r", "c"))
+    p = xp.random.permutation(key, x, axis="c")
+    assert p.names == ("r", "c")
+    np.testing.assert_array_equal(np.asarray(p), np.asarray(xp.random.permutation(key, x, axis=1)))
+    with pytest.raises(ValueError, match="permutation: axis: the array has no axis named 'z'"):
+        xp.random.permutation(key, x, axis="z")

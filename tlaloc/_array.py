@@ -78,23 +78,6 @@ class Array:
         """The abstract value's names: None when no axis is named."""
         return self._node.aval.names
 
-    @_names.setter
-    def _names(self, names):
-        # Setting names records a `rename` (a leaf's value gets a new leaf carrying them).
-        node = self._node
-        names = None if names is None or all(n is None for n in names) else tuple(names)
-        if names == node.aval.names:
-            return
-        if node.prim is None and node.value is not None and not node.inputs:
-            self._node = _graph.leaf(node.value, node.aval._replace(names=names), node.device)
-            return
-        from ._prims import lax
-        self._node = node = lax.rename(node, names=names)
-        if node.owner is None and node.value is None:
-            node.owner = ref = weakref.ref(self)
-            if not trace.jit_depth:
-                _graph.note_pending_owner(ref)
-
     def rename(self, *names, **mapping) -> "Array":
         """This array with new axis names: rename("batch", None) names every axis;
         rename(old="new") renames some."""

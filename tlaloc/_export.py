@@ -155,8 +155,8 @@ class Exported:
         results = []
         for kind, what, *names in self._outputs:
             if kind == "out":
-                out = Array._from_node(leaf(values[what], self._out_avals[what], device))
-                out._names = names[0]
+                out = Array._from_node(leaf(values[what],
+                                            self._out_avals[what]._replace(names=names[0]), device))
             elif kind == "arg":
                 out = leaves[what]
             elif kind == "const":   # a new leaf per call: the program's own inputs stay private

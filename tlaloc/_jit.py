@@ -19,6 +19,7 @@ import logging
 from . import _state, _tree
 from ._context import trace
 from ._array import Array
+from ._api._core import renamed
 from ._config import config
 from ._devices import STATS, default_device
 from ._graph import (DONATED, Aval, ConcretizationError, DonatedArrayError, Node, _Plan,
@@ -244,11 +245,9 @@ class Jitted:
         abstract = []
         for i, x in enumerate(leaves):
             if isinstance(x, Array):
-                node = Node(None, (), None, Aval(x.shape, x.dtype), device)
+                node = Node(None, (), None, x._node.aval, device)   # names included
                 placeholders[node] = i
-                traced_arg = Array._from_node(node)
-                traced_arg._names = x._names
-                abstract.append(traced_arg)
+                abstract.append(Array._from_node(node))
             else:
                 abstract.append(x)
         dynamic, dynamic_kw = _tree.unflatten(structure, abstract)
@@ -331,9 +330,8 @@ class Jitted:
         for kind, what, *names in traced.out_slots:
             if kind == "out":
                 out = outputs[what]
-                if names[0] is not None:
-                    out = Array._from_node(out._node)
-                    out._names = names[0]
+                if names[0] != out._node.aval.names:   # one node returned under two names
+                    out = Array._from_node(renamed(out._node, names[0]))
                 result.append(out)
             elif kind == "arg":
                 result.append(leaves[what])

@@ -47,7 +47,6 @@ class Frame:
         if node.value is None and node.prim is None and not node.inputs:
             return    # traced by an enclosing trace: leave it (that trace threads it)
         placeholder = Array._from_node(Node(None, (), None, node.aval, node.device))
-        placeholder._names = value._names
         self.cells[cell] = (value, placeholder)
         cell._value = placeholder
 

@@ -25,7 +25,7 @@ from .._prims import elementwise as ew
 from .._prims import shape as sh
 from .._prims import special as sp
 from .._api import _ops
-from .._api._core import broadcast_to_shape
+from .._api._core import axis_of, broadcast_to_shape, renamed
 from . import _core
 from ._core import U32, U64, V, bits_node, blocks, key_words, p, where
 from ._params import Params, finish, float_dtype, parse_shape
@@ -387,8 +387,7 @@ def categorical(key, logits, axis=-1, shape=None) -> Array:
         raise TypeError(f"categorical: logits must be a real floating array, got {logits.dtype}")
     if logits.ndim == 0:
         raise ValueError("categorical: logits must have at least one dimension")
-    from .._api._core import normalize_axis
-    ax = normalize_axis("categorical", axis, logits.ndim)
+    ax = axis_of("categorical", logits, axis)
     batch = logits.shape[:ax] + logits.shape[ax + 1:]
     sizes, names = parse_shape("categorical", shape)
     if sizes is None:
@@ -442,13 +441,10 @@ def permutation(key, x, axis=0) -> Array:
     if isinstance(x, Array):
         if x.ndim == 0:
             raise ValueError("permutation: x must be an int or an array with at least one axis")
-        from .._api._core import normalize_axis
-        ax = normalize_axis("permutation", axis, x.ndim)
+        ax = axis_of("permutation", x, axis)
         n = x.shape[ax]
         idx = _shuffled_iota(words, n, device)
-        out = Array._from_node(_ops.take_axis(x._node, idx, ax))
-        out._names = x._names
-        return out
+        return Array._from_node(renamed(_ops.take_axis(x._node, idx, ax), x._names))
     if isinstance(x, (builtins.bool, np.bool_)) or not isinstance(x, (builtins.int, np.integer)):
         raise TypeError(f"permutation: x must be an int or a tlaloc array, got {type(x).__name__}")
     if x < 0:
@@ -471,8 +467,7 @@ def choice(key, a, shape=None, replace=True, p=None, axis=0) -> Array:
     if isinstance(a, Array):
         if a.ndim == 0:
             raise ValueError("choice: a must be an int or an array with at least one axis")
-        from .._api._core import normalize_axis
-        ax = normalize_axis("choice", axis, a.ndim)
+        ax = axis_of("choice", a, axis)
         n = a.shape[ax]
     else:
         if isinstance(a, (builtins.bool, np.bool_)) or not isinstance(a, (builtins.int, np.integer)):
@@ -518,13 +513,12 @@ def choice(key, a, shape=None, replace=True, p=None, axis=0) -> Array:
         idx = xp.astype(idx, dt.int64)
     if not isinstance(a, Array):
         return finish(idx._node, names)
-    out = Array._from_node(_ops.take_axis(a._node, idx._node, ax))
+    out = _ops.take_axis(a._node, idx._node, ax)
     if names is not None or a._names is not None:
         an = a._names or (None,) * a.ndim
         bn = tuple(names) if names is not None else (None,) * len(sizes)
-        full = an[:ax] + bn + an[ax + 1:]
-        out._names = full if any(x is not None for x in full) else None
-    return out
+        out = renamed(out, an[:ax] + bn + an[ax + 1:])
+    return Array._from_node(out)
 
 
 # ----------------------------------------------------------------------------- gamma family
@@ -593,9 +587,7 @@ def _shape_parameter(name, k, ps, cd, shape):
     """Parameter k in cd, broadcast; an array is marked as having no derivative first."""
     v = ps.values[k]
     if isinstance(v, Array):
-        marked = Array._from_node(_no_derivative(name, k, v._node))
-        marked._names = v._names
-        ps.values[k] = marked
+        ps.values[k] = Array._from_node(renamed(_no_derivative(name, k, v._node), v._names))
     return V(ps.node(k, cd, shape))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._api._core import broadcast_shapes, broadcast_to_shape, cast, scalar_node
+from .._api._core import broadcast_shapes, broadcast_to_shape, cast, renamed, scalar_node
 
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 
@@ -60,7 +60,7 @@ def finish(node, names=None, param_names=()):
     if names is not None and any(n is not None for n in names):
         if len(names) != len(node.aval.shape):    # a shape dict names the batch axes only
             names = tuple(names) + (None,) * (len(node.aval.shape) - len(names))
-        out._names = tuple(names)
+        out = Array._from_node(renamed(node, tuple(names)))
     return out
 
 
