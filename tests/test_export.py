@@ -259,3 +259,21 @@ def test_a_fresh_process_runs_the_program(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     np.testing.assert_allclose(np.load(tmp_path / "out.npy"), np.tanh(x @ w), rtol=1e-5, atol=1e-6)
+
+
+def test_differentiating_through_an_exported_program_raises():
+    """The artifact is the forward program only: grad through it gave silent zeros."""
+    w = xp.asarray(np.array([0.5, -1.0]))
+    x = xp.asarray(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    exported = xp.export(lambda w, x: xp.sum(xp.tanh(x @ w)))(w, x)
+    again = xp.deserialize(exported.serialize())
+    for e in (exported, again):
+        with pytest.raises(xp.DerivativeLostError, match="Exported.call: an exported program is not differentiable"):
+            xp.grad(lambda w: e.call(w, x))(w)
+        # what the message suggests works: export the gradient itself
+    g = xp.export(xp.grad(lambda w, x: xp.sum(xp.tanh(x @ w))))(w, x)
+    want = np.asarray(xp.grad(lambda w: xp.sum(xp.tanh(x @ w)))(w))
+    np.testing.assert_allclose(np.asarray(xp.deserialize(g.serialize()).call(w, x)), want)
+    # a non-differentiated argument is fine under grad
+    out = xp.grad(lambda v: xp.sum(v) * exported.call(w, x))(w)
+    np.testing.assert_allclose(np.asarray(out), np.full(2, float(exported.call(w, x))))

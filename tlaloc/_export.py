@@ -28,7 +28,8 @@ from . import _dtypes as dt
 from . import _tree
 from ._array import Array
 from ._devices import default_device
-from ._graph import Aval, evaluate, leaf
+from ._context import trace
+from ._graph import Aval, DerivativeLostError, evaluate, leaf, reaches_variable
 from ._jit import Jitted
 from .lowering import lower_program
 
@@ -134,6 +135,13 @@ class Exported:
         arrays = [self._check_argument(i, x, spec)
                   for i, (x, spec) in enumerate(zip(leaves, self._in_leaves))]
         arrays = [a for a in arrays if a is not None]
+        if trace.retain_graph and any(reaches_variable(a._node) for a in arrays):
+            # the artifact holds the forward program only: a derivative through it would be
+            # silently zero
+            raise DerivativeLostError(
+                "Exported.call: an exported program is not differentiable; differentiate "
+                "before exporting (tlaloc.export(tlaloc.grad(f)) or export a function that "
+                "returns value and gradient), or wrap the arguments in tlaloc.stop_gradient")
         devices = {a.device for a in arrays}
         if len(devices) > 1:
             raise ValueError(f"Exported.call: arguments are on different devices: "
