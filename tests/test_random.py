@@ -646,3 +646,14 @@ def test_import_tlaloc_does_not_import_random():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("draw", [
+    lambda k: xp.random.normal(k, (10**12,)),
+    lambda k: xp.random.bits(k, (10**6, 10**6)),
+    lambda k: xp.random.uniform(k, shape={"a": 10**7, "b": 10**6}),
+    lambda k: xp.random.integers(k, 0, 5, shape=(10**13,)),
+])
+def test_huge_draws_raise_at_the_call(draw):
+    with pytest.raises(xp.ArrayTooLargeError):
+        draw(xp.random.key(0))

@@ -10,7 +10,9 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._api._core import broadcast_shapes, broadcast_to_shape, cast, renamed, scalar_node
+from .._api._core import (broadcast_shapes, broadcast_to_shape, cast, check_size, renamed,
+                          scalar_node)
+from .._devices import default_device
 
 FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
 
@@ -46,6 +48,9 @@ def parse_shape(name, shape):
         if s < 0:
             raise ValueError(f"{name}: shape entries must be non-negative, got {shape!r}")
         out.append(s)
+    # the draw is known to be too large here, not when it is computed (8 bytes an element:
+    # the widest a sampler gives, and the counters' width)
+    check_size(name, out, dt.float64, default_device())
     return tuple(out), names
 
 
