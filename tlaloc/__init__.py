@@ -5,10 +5,13 @@
     y = xp.sum(xp.sin(x) ** 2)   # recorded, not computed
     float(y)                      # lowered to one StableHLO program, compiled or interpreted
 """
+import sys as _sys
+
 from ._config import config
 from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, float64, int8,
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
+from ._api import operators as _operators
 from ._devices import Device, device, available_devices as devices
 from ._graph import ConcretizationError, DerivativeLostError, DonatedArrayError
 from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,
@@ -56,6 +59,8 @@ pi = 3.141592653589793
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+
+_operators.install(_sys.modules[__name__])   # Array's operators and namespace methods
 
 
 def broadcast_shapes(*shapes):

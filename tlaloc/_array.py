@@ -3,6 +3,10 @@
 Reading `shape`, `dtype`, `device` never computes. Converting to Python or NumPy does (the
 evaluation triggers listed in docs/execution.md). In-place operators compute a new value and
 rebind this Python object to it; other references to the old value are unaffected.
+
+The operators (`+`, `@`, `x[i]`, `x[i] = v`, ...) and the methods that are namespace functions
+(`T`, `mT`, `rename`, `align_to`) and `__array_namespace__` are the namespace's: it installs
+them onto Array from one table (tlaloc/_api/operators.py). This module imports nothing of it.
 """
 from __future__ import annotations
 
@@ -15,9 +19,8 @@ import numpy as np
 from . import _dtypes as dt
 from . import _graph
 from ._context import trace
-from ._graph import evaluate
-
-_API_VERSIONS = (None, "2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+from ._devices import default_device, device as as_device
+from ._graph import evaluate, transfer
 
 
 class Array:
@@ -78,16 +81,6 @@ class Array:
         """The abstract value's names: None when no axis is named."""
         return self._node.aval.names
 
-    def rename(self, *names, **mapping) -> "Array":
-        """This array with new axis names: rename("batch", None) names every axis;
-        rename(old="new") renames some."""
-        from .named import rename
-        return rename(self, *names, **mapping)
-
-    def align_to(self, *names) -> "Array":
-        from .named import align_to
-        return align_to(self, *names)
-
     @property
     def ndim(self) -> int:
         return len(self._node.aval.shape)
@@ -101,28 +94,9 @@ class Array:
             raise TypeError("len() of a 0-d array")
         return self.shape[0]
 
-    @property
-    def T(self) -> "Array":
-        if self.ndim != 2:
-            raise ValueError(f"Array.T needs a 2-d array, got {self.ndim}-d; use permute_dims or mT")
-        return _manip.permute_dims(self, (1, 0))
-
-    @property
-    def mT(self) -> "Array":
-        return _linalg.matrix_transpose(self)
-
-    def __array_namespace__(self, /, *, api_version=None):
-        if api_version not in _API_VERSIONS:
-            raise ValueError(f"tlaloc implements the array API 2025.12 (and older versions "
-                             f"{_API_VERSIONS[1:-1]}); got api_version={api_version!r}")
-        import tlaloc
-        return tlaloc
-
     def to_device(self, device, /, *, stream=None) -> "Array":
         if stream is not None:
             raise ValueError("to_device: tlaloc has no streams; pass stream=None")
-        from ._devices import device as as_device
-        from ._graph import transfer
         try:
             target = as_device(device)
         except (TypeError, ValueError) as e:
@@ -240,7 +214,6 @@ class Array:
         else:
             body = np.array2string(host, separator=", ", prefix=prefix, threshold=1000)
         extra = ""
-        from ._devices import default_device
         if self.device != default_device():
             extra = f", device={self.device}"
         if self._node.aval.names is not None:
@@ -255,89 +228,6 @@ class Array:
         for i in range(self.shape[0]):
             yield self[i]
 
-    def __getitem__(self, key):
-        return _indexing.getitem(self, key)
-
-    def __setitem__(self, key, value):
-        """A functional update: computes the new value and rebinds this array to it (other
-        references to the old value are unaffected)."""
-        self._rebind(_indexing.setitem(self, key, value), "__setitem__")
-
     def __hash__(self):
         raise TypeError("tlaloc arrays are not hashable")
 
-
-def _binary_operator(fn_name, reflected=False):
-    def op(self, other):
-        fn = getattr(_ew, fn_name)
-        t = type(other)
-        if t is Array or t is builtins.float or t is builtins.int:
-            return fn(other, self) if reflected else fn(self, other)
-        if not isinstance(other, (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)):
-            if isinstance(other, np.generic) and other.dtype.kind in "biufc":
-                other = other.item()    # a NumPy scalar acts as the Python scalar it holds
-            elif isinstance(other, np.ndarray):
-                # returning NotImplemented would let NumPy compute `x + ndarray` eagerly
-                # through __array__ (and `ndarray + x` fail with a confusing message)
-                raise TypeError(f"{fn_name}: cannot mix a tlaloc array with a NumPy array; "
-                                "convert it with tlaloc.asarray first")
-            else:
-                return NotImplemented
-        return fn(other, self) if reflected else fn(self, other)
-    op.__name__ = f"__{'r' if reflected else ''}{fn_name}__"
-    return op
-
-
-def _inplace_operator(fn_name, dunder):
-    def op(self, other):
-        return self._rebind(getattr(_ew, fn_name)(self, other), dunder)
-    op.__name__ = dunder
-    return op
-
-
-_OPERATORS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-    "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
-    "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-    "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
-}
-for _short, _fn in _OPERATORS.items():
-    setattr(Array, f"__{_short}__", _binary_operator(_fn))
-    setattr(Array, f"__r{_short}__", _binary_operator(_fn, reflected=True))
-    setattr(Array, f"__i{_short}__", _inplace_operator(_fn, f"__i{_short}__"))
-
-for _short, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
-                    "gt": "greater", "ge": "greater_equal"}.items():
-    setattr(Array, f"__{_short}__", _binary_operator(_fn))
-
-
-def _matmul_operand(other, name):
-    if isinstance(other, np.ndarray):
-        # NotImplemented would let NumPy compute `x @ ndarray` eagerly through __array__
-        raise TypeError(f"{name}: cannot mix a tlaloc array with a NumPy array; "
-                        "convert it with tlaloc.asarray first")
-    return isinstance(other, Array)
-
-
-def _matmul(self, other):
-    return _linalg.matmul(self, other) if _matmul_operand(other, "matmul") else NotImplemented
-
-
-def _rmatmul(self, other):
-    return _linalg.matmul(other, self) if _matmul_operand(other, "matmul") else NotImplemented
-
-
-def _imatmul(self, other):
-    return self._rebind(_linalg.matmul(self, other), "__imatmul__")
-
-
-Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = _matmul, _rmatmul, _imatmul
-Array.__neg__ = lambda self: _ew.negative(self)
-Array.__pos__ = lambda self: _ew.positive(self)
-Array.__abs__ = lambda self: _ew.abs(self)
-Array.__invert__ = lambda self: _ew.bitwise_invert(self)
-
-from ._api import elementwise as _ew  # noqa: E402  (the namespace imports Array first)
-from ._api import indexing as _indexing  # noqa: E402
-from ._api import linear_algebra as _linalg  # noqa: E402
-from ._api import manipulation as _manip  # noqa: E402
