@@ -810,7 +810,7 @@ def test_complex_nonfinite_components(tier, dtype):
 
 
 # Both backends give the standard's (C99's) special values at infinite and NaN parts
-# (tlaloc/_prims/complex_special.py). NumPy's expm1 does not: it is exp(z) - 1 there
+# (the formulas of tlaloc/_prims/complex_math.py). NumPy's expm1 does not: it is exp(z) - 1 there
 # (expm1(inf + 0j) is inf + nan j, not inf + 0j), so it is the one deviation from NumPy.
 NUMPY_COMPLEX_NONFINITE_GAPS = {"expm1"}
 

@@ -6,6 +6,7 @@ import builtins
 from .. import _dtypes as dt
 from .._array import Array
 from .._graph import bind
+from .._prims import complex_math
 from .._prims import elementwise as ew
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, constant, node_of, operands,
                     result_dtype, wrap)
@@ -46,67 +47,6 @@ def _binary(name, x1, x2, kinds, what):
     return a, b
 
 
-# Complex functions with branch cuts. The standard requires f(conj(z)) == conj(f(z)), and
-# f(-z) == -f(z) for the odd ones, so the sign of a zero part picks the side of a cut. XLA
-# ignores that sign (sqrt(-1.5 - 0j) gives +1.22j, not -1.22j); evaluating in the upper
-# half-plane (the first quadrant for odd functions) and mapping back makes both hold.
-_BRANCH_CUT = (ew.sqrt, ew.log, ew.asin, ew.acos, ew.atan, ew.asinh, ew.acosh, ew.atanh)
-_ODD = (ew.asin, ew.atan, ew.asinh, ew.atanh)
-
-
-def _complex_symmetric(prim, node):
-    re, im = _p(ew.real, node), _p(ew.imag, node)
-    odd = prim in _ODD
-    w = _p(prim, _p(ew.complex, _p(ew.abs, re) if odd else re, _p(ew.abs, im)))
-    wr, wi = _p(ew.real, w), _p(ew.imag, w)
-    wi = _p(ew.select, _signbit(im), _p(ew.negate, wi), wi)      # conj(f(conj z))
-    if odd:
-        wr = _p(ew.select, _signbit(re), _p(ew.negate, wr), wr)  # -conj(f(-conj z))
-    return _p(ew.complex, wr, wi)
-
-
-def _eq0(node):
-    return _p(ew.compare, node, _const_like(node, 0), direction="EQ")
-
-
-def _complex_sinh_parts(x, y):
-    """sinh(x + iy) = sinh(x) cos(y) + i cosh(x) sin(y), from real functions: XLA's complex
-    sinh is (e^z - e^-z) / 2, which loses all digits for small |z| (sinh(1e-200) gives 0).
-    A zero part stays exact (and signed): sinh(x + 0i) = sinh(x) + 0i, sinh(0 + iy) = 0 + i sin(y)."""
-    sx = _p(ew.sinh, x)
-    re = _p(ew.select, _eq0(y), sx, _p(ew.multiply, sx, _p(ew.cos, y)))
-    im = _p(ew.select, _eq0(y), y, _p(ew.multiply, _p(ew.cosh, x), _p(ew.sin, y)))
-    # C99: sinh(+-0 + i inf) is +-0 + i nan, sinh(+-inf + i inf) is +-inf + i nan (y inf or nan)
-    keep = _p(ew.bitwise_and, _p(ew.bitwise_or, _eq0(x), _isinf(x)), _p(ew.bitwise_not, _p(ew.is_finite, y)))
-    return _p(ew.select, keep, x, re), im
-
-
-def _complex_sinh(node):
-    return _p(ew.complex, *_complex_sinh_parts(_p(ew.real, node), _p(ew.imag, node)))
-
-
-def _complex_sin(node):
-    # sin(z) = -i sinh(iz), iz = -y + ix
-    a, b = _complex_sinh_parts(_p(ew.negate, _p(ew.imag, node)), _p(ew.real, node))
-    return _p(ew.complex, b, _p(ew.negate, a))
-
-
-def _complex_log1p(node):
-    """log1p(z) = log|1 + z| + i arg(1 + z). XLA computes log(1 + z), which loses the digits of
-    a small z; for |x|, |y| < 0.5 use log|1 + z| = log1p(x (2 + x) + y^2) / 2."""
-    x, y = _p(ew.real, node), _p(ew.imag, node)
-    u = _p(ew.add, x, _const_like(x, 1))
-    small = _p(ew.compare, _p(ew.maximum, _p(ew.abs, x), _p(ew.abs, y)), _const_like(x, 0.5), direction="LT")
-    near = _p(ew.log1p, _p(ew.add, _p(ew.multiply, x, _p(ew.add, x, _const_like(x, 2))), _p(ew.multiply, y, y)))
-    near = _p(ew.multiply, near, _const_like(x, 0.5))
-    far = _p(ew.log, hypot(wrap(u), wrap(y))._node)
-    return _p(ew.complex, _p(ew.select, small, near, far), _p(ew.atan2, y, u))
-
-
-# complex functions computed from real ones, where XLA's complex version is inaccurate
-_COMPLEX_FORMULA = {ew.sin: _complex_sin, ew.sinh: _complex_sinh, ew.log1p: _complex_log1p}
-
-
 def _float_unary(name, prim, complex_ok=True):
     kinds = "fc" if complex_ok else "f"
 
@@ -114,11 +54,8 @@ def _float_unary(name, prim, complex_ok=True):
         node = _inexact(name, x)
         if node.aval.dtype.kind not in kinds:
             raise TypeError(f"{name}: x must have a real floating dtype, got {node.aval.dtype}")
-        if node.aval.dtype.kind == "c":
-            if prim in _COMPLEX_FORMULA:
-                return wrap(_COMPLEX_FORMULA[prim](node))
-            if prim in _BRANCH_CUT:
-                return wrap(_complex_symmetric(prim, node))
+        # complex accuracy, branch cuts and special values are the primitive's own
+        # (its formula, _prims/complex_math.py)
         return wrap(_p(prim, node))
     fn.__name__ = name
     fn.__doc__ = f"Element-wise {name}; integer input is computed in the default float dtype."
@@ -152,7 +89,7 @@ def _log_base(name, base_log):
         if node.aval.dtype.kind == "c":
             # scale the parts: a complex product with (s + 0j) turns log(0) = -inf + 0j
             # into -inf + nan j
-            ln = _complex_symmetric(ew.log, node)
+            ln = _p(ew.log, node)
             re, im = _p(ew.real, ln), _p(ew.imag, ln)
             scale = _const_like(re, 1.0 / base_log)
             return wrap(_p(ew.complex, _p(ew.multiply, re, scale), _p(ew.multiply, im, scale)))
@@ -183,15 +120,7 @@ def logaddexp(x1, x2, /):
 
 def hypot(x1, x2, /):
     a, b = _binary("hypot", x1, x2, "f", "real floating")
-    a, b = _p(ew.abs, a), _p(ew.abs, b)
-    hi, lo = _p(ew.maximum, a, b), _p(ew.minimum, a, b)
-    zero = _const_like(hi, 0.0)
-    is_zero = _p(ew.compare, hi, zero, direction="EQ")
-    ratio = _p(ew.divide, lo, _p(ew.select, is_zero, _const_like(hi, 1.0), hi))
-    r = _p(ew.multiply, hi, _p(ew.sqrt, _p(ew.add, _const_like(hi, 1.0), _p(ew.multiply, ratio, ratio))))
-    inf = _const_like(hi, _inf)
-    any_inf = _p(ew.bitwise_or, _p(ew.compare, a, inf, direction="EQ"), _p(ew.compare, b, inf, direction="EQ"))
-    return wrap(_p(ew.select, any_inf, inf, _p(ew.select, is_zero, zero, r)))
+    return wrap(complex_math.hypot(a, b))
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -289,13 +218,7 @@ def pow(x1, x2, /):
         exact = _p(ew.select, _p(ew.compare, a, minus_one, direction="EQ"),
                    _p(ew.select, odd, minus_one, one), exact)
         out = _p(ew.select, big, exact, out)
-    elif a.aval.dtype.kind == "c":
-        # 0 ** z for Re(z) > 0 is 0 (the standard: as if exp(z * log(0)), and
-        # exp(-inf + y j) is 0); XLA gives nan + nan j
-        zero = _const_like(a, 0)
-        positive = _p(ew.compare, _p(ew.real, b), _const_like(_p(ew.real, b), 0), direction="GT")
-        at_zero = _p(ew.bitwise_and, _p(ew.compare, a, zero, direction="EQ"), positive)
-        out = _p(ew.select, at_zero, zero, out)
+    # complex 0 ** z: the primitive's formula (_prims/complex_math.py)
     return wrap(out)
 
 
@@ -313,13 +236,7 @@ def abs(x, /):
     node = _require("abs", x, "uifc", "numeric")
     if node.aval.dtype.kind == "u":
         return fresh(x)
-    if node.aval.dtype.kind == "c":
-        # an infinite part makes the modulus +inf even when the other part is NaN
-        # (XLA gives NaN there)
-        out = _p(ew.abs, node)
-        inf = _p(ew.bitwise_or, _isinf(_p(ew.real, node)), _isinf(_p(ew.imag, node)))
-        return wrap(_p(ew.select, inf, _const_like(out, _inf), out))
-    return wrap(_p(ew.abs, node))
+    return wrap(_p(ew.abs, node))     # complex infinities: the primitive's formula
 
 
 def sign(x, /):

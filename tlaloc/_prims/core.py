@@ -13,6 +13,9 @@ A primitive has
   * `impl(*arrays, **params) -> ndarray`: NumPy with StableHLO semantics (the interpreter),
     called under `np.errstate(all="ignore")` (inf and nan are values, not warnings);
   * `jvp` / `vjp`: derivative rules written in primitives (see _prims/ad.py);
+  * `formula` (with `formula_kinds`, default "c"): the primitive's special-case numerics
+    written in primitives, used by both `emit` and `impl` for operands of those dtype kinds
+    (see _prims/formula.py); the plain rules stay as `op_emit`/`op_impl`;
   * `source`: how the operation reads as Python with the namespace (tlaloc.grad_source):
     a format string over the operands ("{0} + {1}", "xp.exp({0})") or a function
     `source(ctx, *operands, **params) -> str`; None falls back to `xp.primitive(...)`.
@@ -22,22 +25,33 @@ from __future__ import annotations
 import numpy as np
 
 from .._graph import Aval
+from . import formula as _formula
 
 REGISTRY: dict = {}
 
 
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
-                 "names", "__weakref__")
+                 "names", "formula", "formula_kinds", "formula_cache", "op_emit", "op_impl",
+                 "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-                 elementwise=False, names=None):
+                 elementwise=False, names=None, formula=None, formula_kinds="c"):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
         self.infer = infer
-        self.emit = emit
-        self.impl = impl
+        self.op_emit = emit
+        self.op_impl = impl
+        self.formula = formula
+        self.formula_kinds = formula_kinds
+        self.formula_cache = {}
+        if formula is None:
+            self.emit = emit
+            self.impl = impl
+        else:
+            self.emit = _formula.emit_rule(self)
+            self.impl = _formula.impl_rule(self)
         self.jvp = jvp
         self.vjp = vjp
         self.source = source
@@ -55,9 +69,10 @@ class Primitive:
 
 
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-            elementwise=False, names=None) -> Primitive:
+            elementwise=False, names=None, formula=None, formula_kinds="c") -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
-                     elementwise=elementwise, names=names)
+                     elementwise=elementwise, names=names, formula=formula,
+                     formula_kinds=formula_kinds)
 
 
 # ----------------------------------------------------------------------------- names rules

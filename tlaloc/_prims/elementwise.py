@@ -10,6 +10,7 @@ import numpy as np
 from .. import _dtypes as dt
 from ..lowering import fast_trig
 from . import ad, lax
+from . import complex_math as cm
 from .core import aval, common_shape, declare, kinds_check
 
 _ALL = "buifc"
@@ -17,9 +18,11 @@ _NUM = "uifc"
 _INEXACT = "fc"
 
 
-def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=None):
+def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=None,
+           formula=None, formula_kinds="c"):
     """Declare a one-operand primitive; `result` maps the operand dtype to the result's;
-    `rules` are its derivative rules (see _prims/ad.py); `emit` replaces the plain `hlo` op."""
+    `rules` are its derivative rules (see _prims/ad.py); `emit` replaces the plain `hlo` op;
+    `formula` gives its numerics for operands of `formula_kinds` (see _prims/formula.py)."""
     check = kinds_check(name, kinds)
 
     def infer(x):
@@ -27,12 +30,12 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=No
         return x if result is None else aval(x.shape, result(x.dtype))
 
     return declare(name, infer=infer, emit=emit or (lambda ctx, x: ctx.simple(hlo, x)),
-                   impl=impl, elementwise=True,
+                   impl=impl, elementwise=True, formula=formula, formula_kinds=formula_kinds,
                    source=source or f"xp.{name}({{0}})", **(rules or ad.no_derivative()))
 
 
-def _binary(name, hlo, impl, kinds, rules=None, source=None, emit=None):
-    return declare(name, infer=kinds_check(name, kinds), elementwise=True,
+def _binary(name, hlo, impl, kinds, rules=None, source=None, emit=None, formula=None):
+    return declare(name, infer=kinds_check(name, kinds), elementwise=True, formula=formula,
                    emit=emit or (lambda ctx, x, y: ctx.simple(hlo, x, y)), impl=impl,
                    source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
                    **(rules or ad.no_derivative()))
@@ -234,11 +237,6 @@ subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, source="
                    rules=_SUBTRACT_RULES, emit=_additive_emit("stablehlo.subtract"))
 multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="{0} * {1}", emit=_multiply_emit, rules=ad.elementwise_rules(
     lambda x, y, out: y, lambda x, y, out: x))
-divide = _binary("divide", "stablehlo.divide", _divide, _NUM, source=lambda ctx, x, y: (
-    f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
-    lambda x, y, out: lax.divide(ad.const(y, 1), y), lambda x, y, out: lax.negate(lax.divide(out, y))))
-
-
 def _int_by_nonzero(ctx, hlo, x, y, at_zero):
     """Integer division or remainder with XLA's result where y == 0 (`at_zero`), computed
     without ever dividing by zero: XLA's constant folder divides constant operands on the
@@ -272,11 +270,13 @@ def _remainder_emit(ctx, x, y):
     return ctx.simple("stablehlo.remainder", x, y)
 
 
-divide.emit = _divide_emit
-remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, rules=ad.elementwise_rules(
+divide = _binary("divide", "stablehlo.divide", _divide, _NUM, emit=_divide_emit, source=lambda ctx, x, y: (
+    f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
+    lambda x, y, out: lax.divide(ad.const(y, 1), y), lambda x, y, out: lax.negate(lax.divide(out, y))))
+remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, emit=_remainder_emit, rules=ad.elementwise_rules(
     lambda x, y, out: ad.const(x, 1), lambda x, y, out: lax.negate(_trunc(lax.divide(x, y)))))
-remainder.emit = _remainder_emit
-power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit, rules=ad.elementwise_rules(
+power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit,
+                formula=cm.power, rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
 maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
@@ -300,16 +300,25 @@ shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logi
 negate = _unary("negate", "stablehlo.negate", np.negative, _NUM, source="-{0}", rules=ad.elementwise_rules(
     lambda x, out: ad.const(x, -1)))
 bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu", source="~{0}")
-abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of, rules=_ABS_RULES)
-sign = _unary("sign", "stablehlo.sign", _sign, "ifc")
-exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: out))
-expm1 = _unary("expm1", "stablehlo.exponential_minus_one", np.expm1, _INEXACT,
+abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of, rules=_ABS_RULES,
+             formula=cm.abs)
+sign = _unary("sign", "stablehlo.sign", _sign, "ifc", formula=cm.sign, formula_kinds="fc")
+exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, formula=cm.exp,
+             rules=ad.elementwise_rules(lambda x, out: out))
+
+
+def _expm1(x):
+    out = np.expm1(x)
+    if x.dtype.kind == "c":
+        # NumPy's expm1(-0 + 0j) is -0 + 0j; StableHLO's is 0 + 0j
+        out = np.where(x == 0, np.zeros_like(out) + 1j * np.imag(x), out).astype(x.dtype)
+    return out
+
+
+expm1 = _unary("expm1", "stablehlo.exponential_minus_one", _expm1, _INEXACT, formula=cm.expm1,
                rules=ad.elementwise_rules(lambda x, out: lax.add(out, ad.const(out, 1))))
-log = _unary("log", "stablehlo.log", np.log, _INEXACT, emit=_log_emit, rules=ad.elementwise_rules(
-    lambda x, out: _inv(x)))
-log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: _inv(lax.add(x, ad.const(x, 1)))))
+log = _unary("log", "stablehlo.log", np.log, _INEXACT, emit=_log_emit, formula=cm.log,
+             rules=ad.elementwise_rules(lambda x, out: _inv(x)))
 
 
 def _log1p_emit(ctx, x):
@@ -334,21 +343,21 @@ def _log1p_emit(ctx, x):
     return ctx.op("stablehlo.select", (inside, alt, out), (b, a, a), a)
 
 
-log1p.emit = _log1p_emit
-sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, emit=_sqrt_emit, rules=ad.elementwise_rules(
+log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, emit=_log1p_emit,
+               formula=cm.log1p, rules=ad.elementwise_rules(
+                   lambda x, out: _inv(lax.add(x, ad.const(x, 1)))))
+sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, emit=_sqrt_emit, formula=cm.sqrt, rules=ad.elementwise_rules(
     lambda x, out: lax.divide(ad.const(out, 0.5), out)))
 rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",
               rules=ad.elementwise_rules(lambda x, out: lax.multiply(ad.const(x, -0.5), lax.divide(out, x))))
 logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT,
                  source="1 / (1 + xp.exp(-{0}))",
                  rules=ad.elementwise_rules(lambda x, out: lax.multiply(out, lax.subtract(ad.const(out, 1), out))))
-sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: lax.cos(x)))
-cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, rules=ad.elementwise_rules(
-    lambda x, out: lax.negate(lax.sin(x))))
 
 
 def _trig_emit(which, hlo):
+    """float32 sin/cos on the CPU as range reduction and polynomials
+    (lowering/fast_trig.py: XLA's own ops are four times slower); XLA's op elsewhere."""
     def emit(ctx, x):
         if fast_trig.applies(ctx):
             return fast_trig.emit(ctx, x, which)
@@ -356,27 +365,29 @@ def _trig_emit(which, hlo):
     return emit
 
 
-sin.emit = _trig_emit("sin", "stablehlo.sine")
-cos.emit = _trig_emit("cos", "stablehlo.cosine")
-tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, rules=ad.elementwise_rules(
+sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, emit=_trig_emit("sin", "stablehlo.sine"),
+             formula=cm.sin, rules=ad.elementwise_rules(lambda x, out: lax.cos(x)))
+cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, emit=_trig_emit("cos", "stablehlo.cosine"),
+             formula=cm.cos, rules=ad.elementwise_rules(lambda x, out: lax.negate(lax.sin(x))))
+tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, formula=cm.tan, rules=ad.elementwise_rules(
     lambda x, out: lax.add(ad.const(out, 1), ad.square(out))))
-tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, rules=ad.elementwise_rules(
+tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, formula=cm.tanh, rules=ad.elementwise_rules(
     lambda x, out: lax.subtract(ad.const(out, 1), ad.square(out))))
-asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT, rules=ad.elementwise_rules(
+asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT, formula=cm.asin, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x)))))
-acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT, rules=ad.elementwise_rules(
+acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT, formula=cm.acos, rules=ad.elementwise_rules(
     lambda x, out: lax.negate(lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x))))))
-atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT, rules=ad.elementwise_rules(
+atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT, formula=cm.atan, rules=ad.elementwise_rules(
     lambda x, out: _inv(lax.add(ad.const(x, 1), ad.square(x)))))
-sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT, rules=ad.elementwise_rules(
+sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT, formula=cm.sinh, rules=ad.elementwise_rules(
     lambda x, out: lax.cosh(x)))
-cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT, rules=ad.elementwise_rules(
+cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT, formula=cm.cosh, rules=ad.elementwise_rules(
     lambda x, out: lax.sinh(x)))
-asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT, rules=ad.elementwise_rules(
+asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT, formula=cm.asinh, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.add(ad.square(x), ad.const(x, 1)))))
-acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT, rules=ad.elementwise_rules(
+acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT, formula=cm.acosh, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.multiply(lax.subtract(x, ad.const(x, 1)), lax.add(x, ad.const(x, 1))))))
-atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, rules=ad.elementwise_rules(
+atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, formula=cm.atanh, rules=ad.elementwise_rules(
     lambda x, out: _inv(lax.subtract(ad.const(x, 1), ad.square(x)))))
 floor = _unary("floor", "stablehlo.floor", np.floor, "f")
 ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
@@ -547,11 +558,3 @@ bitcast_convert = declare(
     "bitcast_convert", infer=_bitcast_infer,
     emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
     impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy).reshape(x.shape), **ad.no_derivative())
-
-
-# The standard's (C99's) special values of the complex functions at infinite and NaN parts,
-# in both the emitted StableHLO and the interpreter (see complex_special.py).
-from . import complex_special as _complex_special  # noqa: E402
-
-_complex_special.install({_name: globals()[_name] for _name in _complex_special.NAMES})
-_complex_special.install_sign(sign)

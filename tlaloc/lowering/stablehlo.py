@@ -130,19 +130,33 @@ def _broadcast_scalars(ctx, operands, shape):
     return operands
 
 
+def emit_equations(ctx, eqns, names, avals, emit_of=None) -> list:
+    """Write straight-line equations (prim, params, input slots, aval) into `ctx`: `names`
+    and `avals` hold the inputs' SSA names and avals (slots 0..n-1); equation i writes slot
+    n + i. Returns the names of all slots. `emit_of(prim)` picks the emit rule (default:
+    `prim.emit`). `ctx.in_avals`/`ctx.out_aval` are those of the caller again afterwards
+    (a primitive's formula emits its own equations through this, inside its emit rule)."""
+    saved = ctx.in_avals, ctx.out_aval
+    names, avals = list(names), list(avals)
+    for prim, params, slots, aval in eqns:
+        ctx.in_avals = tuple([avals[s] for s in slots])
+        ctx.out_aval = aval
+        operands = [names[s] for s in slots]
+        if prim.elementwise and aval.shape:
+            operands = _broadcast_scalars(ctx, operands, aval.shape)
+        emit = prim.emit if emit_of is None else emit_of(prim)
+        names.append(emit(ctx, *operands, **params))
+        avals.append(aval)
+    ctx.in_avals, ctx.out_aval = saved
+    return names
+
+
 def lower_program(program, name="main") -> str:
     """The StableHLO module text of a Program."""
     ctx = EmitContext(getattr(program.device, "platform", None))
     n_in = len(program.in_avals)
-    names = [f"%arg{i}" for i in range(n_in)]
-    for eqn in program.eqns:
-        ctx.in_avals = tuple((program.in_avals[s] if s < n_in else program.eqns[s - n_in].aval)
-                             for s in eqn.inputs)
-        ctx.out_aval = eqn.aval
-        operands = [names[s] for s in eqn.inputs]
-        if eqn.prim.elementwise and eqn.aval.shape:
-            operands = _broadcast_scalars(ctx, operands, eqn.aval.shape)
-        names.append(eqn.prim.emit(ctx, *operands, **eqn.params))
+    names = emit_equations(ctx, program.eqns, [f"%arg{i}" for i in range(n_in)],
+                           list(program.in_avals))
     out_avals = program.out_avals()
     # A donated input's buffer may be reused for an output of the same type (in place).
     donor = " {jax.buffer_donor = true}"

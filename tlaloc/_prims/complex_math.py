@@ -1,0 +1,319 @@
+"""The formulas of the complex elementwise primitives (see _prims/formula.py).
+
+Each primitive of _prims/elementwise.py that needs one names its formula here at its
+declaration (`formula=complex_math.sinh`); the formula is its emit rule and its interpreter
+implementation for complex operands, so the namespace, derivative rules and both backends
+get the same numerics. Three kinds of numerics:
+
+* accurate formulas from real functions where XLA's complex op loses digits: sinh and sin
+  (XLA's sinh is (e^z - e^-z) / 2: sinh(1e-200) gives 0), cosh and cos, and log1p (XLA
+  computes log(1 + z));
+* branch cuts that follow the sign of zero (sqrt, log, asin, acos, atan, asinh, acosh,
+  atanh): XLA ignores it (sqrt(-1.5 - 0j) gives +1.22j, not -1.22j); evaluating in the
+  upper half plane (the first quadrant for odd functions) and mapping back makes
+  f(conj z) = conj f(z), and f(-z) = -f(z) for the odd ones, hold;
+* the standard's (C99 Annex G's) special values at infinite and NaN parts, which XLA does
+  not implement (exp(inf + inf j) is nan + nan j, not inf + nan j; sqrt(inf + nan j) is
+  nan + nan j, not inf + nan j) and NumPy misses in places (expm1 is exp(z) - 1). The
+  special value replaces the base result only where an input part is not finite.
+
+Special-value rules are written for the first quadrant (x >= 0 and y >= 0, by sign bit) or
+the upper half plane where the function has the matching symmetries; `_special_parts` maps
+the other quadrants there and back. Functions of i*z (sin, cos, tan, asin, atan) are derived
+from sinh, cosh, tanh, asinh, atanh.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _dtypes as dt
+from . import ad, lax
+
+_PI = math.pi
+
+
+# ----------------------------------------------------------------------------- node helpers
+
+def c(like, v):
+    return ad.const(like, v)
+
+
+def eq(a, b):
+    return lax.compare(a, b, direction="EQ")
+
+
+def isnan(a):
+    return lax.compare(a, a, direction="NE")
+
+
+def isinf(a):
+    return eq(lax.abs(a), c(a, math.inf))
+
+
+isfinite = lax.is_finite
+select = lax.select
+and_, or_, xor, not_ = lax.bitwise_and, lax.bitwise_or, lax.bitwise_xor, lax.bitwise_not
+mul, sub, neg, fabs = lax.multiply, lax.subtract, lax.negate, lax.abs
+atan2 = lax.atan2
+
+
+def signbit(a):
+    bits = lax.bitcast_convert(a, dtype=dt.int32 if a.aval.dtype.bits == 32 else dt.int64)
+    return lax.compare(bits, ad.zeros(bits), direction="LT")
+
+
+def parts(z):
+    return lax.real(z), lax.imag(z)
+
+
+# ----------------------------------------------------------------------------- special values
+
+def _exp_half(x, y):
+    """exp for y >= 0."""
+    inf, zero, nan = c(x, math.inf), c(x, 0.0), c(x, math.nan)
+    pinf, ninf, yfin = eq(x, inf), eq(x, c(x, -math.inf)), isfinite(y)
+    re = select(pinf, select(yfin, mul(inf, lax.cos(y)), inf),
+                select(ninf, select(yfin, mul(zero, lax.cos(y)), zero), nan))
+    im = select(pinf, select(yfin, select(eq(y, zero), zero, mul(inf, lax.sin(y))), nan),
+                select(ninf, select(yfin, mul(zero, lax.sin(y)), zero),
+                       select(and_(isnan(x), eq(y, zero)), zero, nan)))
+    return re, im
+
+
+def _expm1_half(x, y):
+    re, im = _exp_half(x, y)
+    return sub(re, c(x, 1.0)), im
+
+
+def _log_any(x, y):
+    """log and log1p, every quadrant (atan2 carries the signs)."""
+    some_inf = or_(isinf(x), isinf(y))
+    return select(some_inf, c(x, math.inf), c(x, math.nan)), atan2(y, x)
+
+
+def _sqrt_half(x, y):
+    inf, zero, nan = c(x, math.inf), c(x, 0.0), c(x, math.nan)
+    yinf, ynan = isinf(y), isnan(y)
+    pinf, ninf = eq(x, inf), eq(x, c(x, -math.inf))
+    re = select(yinf, inf, select(pinf, inf, select(ninf, select(ynan, nan, zero), nan)))
+    im = select(yinf, inf, select(pinf, select(ynan, nan, zero), select(ninf, inf, nan)))
+    return re, im
+
+
+def _acos_half(x, y):
+    some_inf = or_(isinf(x), isinf(y))
+    some_nan = or_(isnan(x), isnan(y))
+    nan = c(x, math.nan)
+    re = select(some_inf, select(some_nan, nan, atan2(y, x)),
+                select(eq(x, c(x, 0.0)), c(x, _PI / 2), nan))
+    im = select(some_inf, c(x, -math.inf), nan)
+    return re, im
+
+
+def _acosh_half(x, y):
+    some_inf = or_(isinf(x), isinf(y))
+    nan = c(x, math.nan)
+    re = select(some_inf, c(x, math.inf), nan)
+    im = select(some_inf, atan2(y, x), select(eq(x, c(x, 0.0)), c(x, _PI / 2), nan))
+    return re, im
+
+
+def _asinh_quadrant(x, y):
+    some_inf = or_(isinf(x), isinf(y))
+    zero, nan = c(x, 0.0), c(x, math.nan)
+    re = select(some_inf, c(x, math.inf), nan)
+    im = select(some_inf, atan2(y, x), select(and_(isnan(x), eq(y, zero)), zero, nan))
+    return re, im
+
+
+def _atanh_quadrant(x, y):
+    zero, nan, half_pi = c(x, 0.0), c(x, math.nan), c(x, _PI / 2)
+    xinf, yinf = isinf(x), isinf(y)
+    re = select(or_(xinf, yinf), zero, select(eq(x, zero), zero, nan))
+    im = select(yinf, half_pi, select(xinf, select(isnan(y), nan, half_pi), nan))
+    return re, im
+
+
+def _cosh_quadrant(x, y):
+    inf, zero, nan = c(x, math.inf), c(x, 0.0), c(x, math.nan)
+    xinf, yfin = isinf(x), isfinite(y)
+    re = select(xinf, select(yfin, mul(inf, lax.cos(y)), inf), nan)
+    im = select(and_(xinf, yfin), select(eq(y, zero), zero, mul(inf, lax.sin(y))),
+                select(or_(eq(x, zero), and_(isnan(x), eq(y, zero))), zero, nan))
+    return re, im
+
+
+def _sinh_quadrant(x, y):
+    inf, zero, nan = c(x, math.inf), c(x, 0.0), c(x, math.nan)
+    xinf, yfin = isinf(x), isfinite(y)
+    re = select(xinf, select(yfin, mul(inf, lax.cos(y)), inf), select(eq(x, zero), zero, nan))
+    im = select(and_(xinf, yfin), select(eq(y, zero), zero, mul(inf, lax.sin(y))),
+                select(and_(isnan(x), eq(y, zero)), zero, nan))
+    return re, im
+
+
+def _tanh_quadrant(x, y):
+    zero, nan = c(x, 0.0), c(x, math.nan)
+    xinf = isinf(x)
+    re = select(xinf, c(x, 1.0), select(eq(x, zero), zero, nan))
+    im = select(or_(xinf, and_(isnan(x), eq(y, zero))), zero, nan)
+    return re, im
+
+
+# symmetry of each rule: "conj" (upper half plane: flip the imaginary part for y < 0),
+# "odd" (first quadrant, f(-z) = -f(z)), "even" (first quadrant, f(-z) = f(z)), None (any)
+_RULES = {
+    "exp": (_exp_half, "conj"), "expm1": (_expm1_half, "conj"),
+    "log": (_log_any, None), "log1p": (_log_any, None),
+    "sqrt": (_sqrt_half, "conj"), "acos": (_acos_half, "conj"), "acosh": (_acosh_half, "conj"),
+    "asinh": (_asinh_quadrant, "odd"), "atanh": (_atanh_quadrant, "odd"),
+    "sinh": (_sinh_quadrant, "odd"), "tanh": (_tanh_quadrant, "odd"),
+    "cosh": (_cosh_quadrant, "even"),
+}
+# f(z) = g(i z) (cos), or -i g(i z) (sin, tan, asin, atan)
+_OF_IZ = {"cos": ("cosh", False), "sin": ("sinh", True), "tan": ("tanh", True),
+          "asin": ("asinh", True), "atan": ("atanh", True)}
+
+
+def _special_parts(name, x, y):
+    """(re, im) of the special value of `name` at x + i y (meaningful where x or y is not
+    finite)."""
+    if name in _OF_IZ:
+        base, times_minus_i = _OF_IZ[name]
+        u, v = _special_parts(base, neg(y), x)  # g(i z), i z = -y + i x
+        return (v, neg(u)) if times_minus_i else (u, v)
+    rule, symmetry = _RULES[name]
+    if symmetry is None:
+        return rule(x, y)
+    sy = signbit(y)
+    if symmetry == "conj":
+        re, im = rule(x, fabs(y))
+        return re, select(sy, neg(im), im)
+    sx = signbit(x)
+    re, im = rule(fabs(x), fabs(y))
+    if symmetry == "odd":        # f(x + iy) = -conj f(-x + iy) = conj f(x - iy)
+        return select(sx, neg(re), re), select(sy, neg(im), im)
+    flip = xor(sx, sy)           # even: f(-z) = f(z), with conj symmetry
+    return re, select(flip, neg(im), im)
+
+
+def with_special_values(name, z, out):
+    """`out` (a result of `name` at the complex `z`) with the standard's special values
+    where a part of z is not finite."""
+    x, y = parts(z)
+    re, im = _special_parts(name, x, y)
+    special = not_(and_(isfinite(x), isfinite(y)))
+    return select(special, lax.complex(re, im), out)
+
+
+# ----------------------------------------------------------------------------- formulas
+
+def _plain(name):
+    """Formula: the primitive's own op, with the special values."""
+    op = getattr(lax, name)
+
+    def formula(z):
+        return with_special_values(name, z, op(z))
+    formula.__name__ = name
+    return formula
+
+
+def _symmetric(name, odd):
+    """Formula of a function with a branch cut: evaluated in the upper half plane (the
+    first quadrant if odd) and mapped back, so the sign of a zero part picks the side."""
+    op = getattr(lax, name)
+
+    def formula(z):
+        re, im = parts(z)
+        w = lax.complex(fabs(re) if odd else re, fabs(im))
+        w = with_special_values(name, w, op(w))
+        wr, wi = parts(w)
+        wi = select(signbit(im), neg(wi), wi)           # conj(f(conj z))
+        if odd:
+            wr = select(signbit(re), neg(wr), wr)       # -conj(f(-conj z))
+        return lax.complex(wr, wi)
+    formula.__name__ = name
+    return formula
+
+
+def _eq0(a):
+    return eq(a, ad.zeros(a))
+
+
+def _sinh_parts(x, y):
+    """sinh(x + iy) = sinh(x) lax.cos(y) + i cosh(x) lax.sin(y), from real functions. A zero part
+    stays exact (and signed): sinh(x + 0i) = sinh(x) + 0i, sinh(0 + iy) = 0 + i lax.sin(y)."""
+    sx = lax.sinh(x)
+    re = select(_eq0(y), sx, mul(sx, lax.cos(y)))
+    im = select(_eq0(y), y, mul(lax.cosh(x), lax.sin(y)))
+    # C99: sinh(+-0 + i inf) is +-0 + i nan, sinh(+-inf + i inf) is +-inf + i nan (y inf or nan)
+    keep = and_(or_(_eq0(x), isinf(x)), not_(isfinite(y)))
+    return select(keep, x, re), im
+
+
+def sinh(z):
+    return lax.complex(*_sinh_parts(*parts(z)))
+
+
+def sin(z):
+    # sin(z) = -i sinh(iz), iz = -y + ix
+    x, y = parts(z)
+    a, b = _sinh_parts(neg(y), x)
+    return lax.complex(b, neg(a))
+
+
+def log1p(z):
+    """log1p(z) = log|1 + z| + i arg(1 + z). XLA computes log(1 + z), which loses the digits
+    of a small z; for |x|, |y| < 0.5 use log|1 + z| = log1p(x (2 + x) + y^2) / 2."""
+    x, y = parts(z)
+    u = lax.add(x, c(x, 1))
+    small = lax.compare(lax.maximum(fabs(x), fabs(y)), c(x, 0.5), direction="LT")
+    near = lax.log1p(lax.add(mul(x, lax.add(x, c(x, 2))), mul(y, y)))
+    near = mul(near, c(x, 0.5))
+    far = lax.log(hypot(u, y))
+    return lax.complex(select(small, near, far), atan2(y, u))
+
+
+def hypot(a, b):
+    """sqrt(a^2 + b^2) of real nodes without overflow or underflow; inf if either is."""
+    a, b = fabs(a), fabs(b)
+    hi, lo = lax.maximum(a, b), lax.minimum(a, b)
+    zero = c(hi, 0.0)
+    is_zero = eq(hi, zero)
+    ratio = lax.divide(lo, select(is_zero, c(hi, 1.0), hi))
+    r = mul(hi, lax.sqrt(lax.add(c(hi, 1.0), mul(ratio, ratio))))
+    inf = c(hi, math.inf)
+    any_inf = or_(eq(a, inf), eq(b, inf))
+    return select(any_inf, inf, select(is_zero, zero, r))
+
+
+def abs(z):
+    """|z|; an infinite part makes it +inf even when the other part is NaN (XLA gives NaN)."""
+    out = lax.abs(z)
+    x, y = parts(z)
+    return select(or_(isinf(x), isinf(y)), c(out, math.inf), out)
+
+
+def sign(x):
+    """sign(+-0 +- 0j) is 0 + 0j in the standard, and sign(-0.0) is 0 (+0 in the official
+    suite); XLA returns x (keeping the zeros' signs). Real and complex floats."""
+    zero = ad.zeros(x)
+    return select(eq(x, zero), zero, lax.sign(x))
+
+
+def power(x, y):
+    """0 ** z for Re(z) > 0 is 0 (the standard: as if exp(z * log(0)), and exp(-inf + y j)
+    is 0); XLA gives nan + nan j."""
+    out = lax.power(x, y)
+    zero = ad.zeros(out)
+    yr = lax.real(y)
+    positive = lax.compare(yr, ad.zeros(yr), direction="GT")
+    return select(and_(eq(x, ad.zeros(x)), positive), zero, out)
+
+
+exp, expm1 = _plain("exp"), _plain("expm1")
+cos, cosh, tan, tanh = _plain("cos"), _plain("cosh"), _plain("tan"), _plain("tanh")
+log, sqrt = _symmetric("log", False), _symmetric("sqrt", False)
+acos, acosh = _symmetric("acos", False), _symmetric("acosh", False)
+asin, atan = _symmetric("asin", True), _symmetric("atan", True)
+asinh, atanh = _symmetric("asinh", True), _symmetric("atanh", True)
