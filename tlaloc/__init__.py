@@ -7,7 +7,7 @@
 """
 import sys as _sys
 
-from ._config import config
+from ._config import VERSION as _VERSION, config
 from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, float64, int8,
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
@@ -52,7 +52,7 @@ from ._jit import compile_log, jit
 from ._export import Exported, deserialize, export
 
 __array_api_version__ = "2025.12"
-__version__ = "0.1.0"
+__version__ = _VERSION
 
 e = 2.718281828459045
 pi = 3.141592653589793

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 
+VERSION = "0.1.0"   # tlaloc.__version__
+
 EXECUTION_MODES = ("auto", "compiled", "interpreted")
 
 

@@ -27,10 +27,12 @@ import numpy as np
 from . import _dtypes as dt
 from . import _tree
 from ._array import Array
+from ._config import VERSION
 from ._devices import default_device
 from ._context import trace
 from ._graph import Aval, DerivativeLostError, evaluate, leaf, reaches_variable
 from ._jit import Jitted
+from .backends import protocol
 from .lowering import lower_program
 
 _MAGIC = b"tlaloc-exported\0"
@@ -290,9 +292,10 @@ def _check_references(inputs, outputs, in_leaves, consts, out_avals):
             raise ValueError(f"a result refers to a missing {kind} #{what}")
 
 
-class _ExportedPlan:
+class _ExportedPlan(protocol.Plan):
     """An exported program as a PJRT backend runs it (see PjrtBackend.run): a key, the
     program already lowered, and its captured arrays as leaves on the device."""
+    keeps_entry = True
 
     def __init__(self, exported, device):
         digest = hashlib.sha256(exported._artifact).hexdigest()
@@ -306,7 +309,7 @@ class _ExportedPlan:
         return self._program
 
 
-class _Lowered:
+class _Lowered(protocol.Program):
     """What the backend compiles: StableHLO text (no tlaloc Program behind it)."""
     donated = ()
 
@@ -385,8 +388,7 @@ def _jaxlib():
 
 
 def _tlaloc_version():
-    from . import __version__
-    return __version__
+    return VERSION
 
 
 def _shape(dims):

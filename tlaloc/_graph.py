@@ -20,6 +20,7 @@ from typing import NamedTuple
 from ._config import config
 from ._context import trace as _trace
 from ._dtypes import DType
+from .backends import protocol
 
 
 class Aval(NamedTuple):
@@ -250,7 +251,7 @@ class Equation(NamedTuple):
     aval: Aval
 
 
-class Program:
+class Program(protocol.Program):
     """A straight-line program: inputs, equations in order, and the slots it returns."""
 
     def __init__(self, in_avals, eqns, outputs, device, donated=()):
@@ -265,7 +266,7 @@ class Program:
         return [self.in_avals[s] if s < n_in else self.eqns[s - n_in].aval for s in self.outputs]
 
 
-class _Plan:
+class _Plan(protocol.Plan):
     """The pending subgraph behind some targets, in canonical order."""
 
     __slots__ = ("leaves", "nodes", "outputs", "key")

@@ -25,6 +25,7 @@ from ._devices import STATS, default_device
 from ._graph import (DONATED, Aval, ConcretizationError, DonatedArrayError, Node, _Plan,
                      evaluate, leaf)
 from .autodiff.engine import is_tracing
+from .backends import protocol
 
 _log = logging.getLogger("tlaloc.compile")
 COMPILE_LOG = []   # records of why each jit compile happened (see compile_log())
@@ -56,8 +57,9 @@ class _Traced:
         self.state_out = ()                 # (cell, output k): the cell's value after a call
 
 
-class _FixedPlan:
+class _FixedPlan(protocol.Plan):
     """A traced plan, with donated inputs in its key and program."""
+    keeps_entry = True
 
     def __init__(self, plan, donated):
         self._plan = plan

@@ -18,9 +18,7 @@ def eval(*arrays):
     nodes = [a._node for a in arrays]
     evaluate(nodes)
     for node in nodes:      # PJRT devices may run asynchronously (GPUs): wait for the values
-        wait = getattr(node.value, "block_until_ready", None)
-        if wait is not None:
-            wait()
+        node.device.backend.ready(node.value)
     return arrays[0] if len(arrays) == 1 else arrays
 
 
@@ -57,7 +55,7 @@ def wait_for_compiles() -> None:
     from ._devices import _devices
     for d in list(_devices.values()):
         backend = d._backend
-        if backend is not None and hasattr(backend, "wait_for_compiles"):
+        if backend is not None:
             backend.wait_for_compiles()
 
 

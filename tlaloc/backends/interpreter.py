@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._fpenv import flush_subnormals
+from .protocol import Backend
 
 
 def interpret(eqns, outputs, inputs):
@@ -63,7 +64,7 @@ def _checked(out, prim, want):
     return out
 
 
-class InterpreterBackend:
+class InterpreterBackend(Backend):
     """Values are host NumPy arrays."""
 
     platform = "interpreter"

@@ -25,6 +25,7 @@ from ..lowering import lower_program
 from . import _jaxlib
 from .disk_cache import DiskCache
 from .interpreter import interpret, to_host
+from .protocol import Backend
 
 # Cost model of the "auto" tier choice, from measurements on a 2-core CPU (docs/runtime.md):
 # XLA compiles a small program in ~40 ms plus ~1 ms per op; NumPy spends ~5 us per op call
@@ -71,7 +72,7 @@ class _Entry:
         self.future = None
 
 
-class PjrtBackend:
+class PjrtBackend(Backend):
     def __init__(self, runtime: _jaxlib.Runtime, stats, host: bool):
         self.runtime = runtime
         self.stats = stats
@@ -119,9 +120,9 @@ class PjrtBackend:
     # -------------------------------------------------------------- running
 
     def run(self, plan, leaves, *, compiled=False):
-        """Run `plan` (anything with a structural `key` and a `program()`) on the values of
-        `leaves`. compiled=True skips the interpreter tier (tlaloc.jit)."""
-        entry = getattr(plan, "entry", None)   # a jitted function's plan remembers its entry
+        """Run `plan` (a protocol.Plan) on the values of `leaves`. compiled=True skips the
+        interpreter tier (tlaloc.jit)."""
+        entry = plan.entry     # a plan run many times (jit, export) remembers its entry
         if entry is None:
             key = plan.key
             entry = self._entries.get(key)
@@ -130,7 +131,7 @@ class PjrtBackend:
                     self._forget_uncompiled()
                 # setdefault: threads that meet a new structure together share one entry
                 entry = self._entries.setdefault(key, _Entry())
-            if hasattr(plan, "entry"):
+            if plan.keeps_entry:
                 plan.entry = entry
         entry.seen += 1
         if entry.executable is None and entry.future is not None and entry.future.done() \
@@ -201,7 +202,7 @@ class PjrtBackend:
                 entry.program = plan.program()
             start = time.perf_counter()
             # an exported program arrives lowered (tlaloc/_export.py)
-            text = getattr(entry.program, "text", None) or lower_program(entry.program)
+            text = entry.program.text or lower_program(entry.program)
             if self.platform == "cpu" and "lapack_" in text:
                 _jaxlib.ensure_lapack()  # LAPACK custom calls: register before compile or load
             executable = self._disk.load(text, self.runtime)
@@ -215,6 +216,10 @@ class PjrtBackend:
                 (a.shape, a.dtype.numpy) for a in entry.program.out_avals())
             entry.executable = executable
             self.stats.compile_seconds += time.perf_counter() - start
+
+    def ready(self, value) -> None:
+        if self.runtime.is_buffer(value):
+            value.block_until_ready()
 
     def wait_for_compiles(self):
         for entry in list(self._entries.values()):
