@@ -648,10 +648,12 @@ def pinv(x, /, *, rtol=None):
 
 
 # ============================================================================ derivatives
-# The factorisations are LAPACK calls whose packed results have no derivative rules of their
-# own; these functions take theirs from the classical formulas below (as in JAX), written in
-# the namespace, through the custom_jvp mechanism: forward mode applies the rule, reverse
-# mode transposes it. Away from differentiation the functions run as they are.
+# `cholesky` and `triangular_solve` carry their derivative rules in their primitive
+# declarations (tlaloc/_prims/linalg.py), so every function built on them differentiates
+# through them. The other factorisations (LU, QR, eigh, eig, SVD) still take theirs here,
+# from the classical formulas below (as in JAX), written in the namespace, through the
+# custom_jvp mechanism: forward mode applies the rule, reverse mode transposes it. Away
+# from differentiation the functions run as they are.
 
 import functools as _functools  # noqa: E402
 
@@ -698,20 +700,6 @@ def _tri(a, b, *, lower, left=True, transpose="NO_TRANSPOSE"):
     out = bind(lp.triangular_solve, (a._node, b._node), {
         "left_side": left, "lower": lower, "transpose_a": transpose, "unit_diagonal": False})
     return Array._from_node(out)
-
-
-def _cholesky_jvp(primals, tangents, *, upper=False):
-    xp = _xp()
-    (a,), (t,) = primals, tangents
-    low = cholesky(a)
-    t = _sym(t)
-    inner = _tri(low, _tri(low, t, lower=True), lower=True, left=False, transpose="ADJOINT")
-    n = a.shape[-1]
-    half_diag = xp.tril(inner) - 0.5 * inner * xp.eye(n, dtype=a.dtype, device=a.device)
-    dlow = low @ half_diag
-    if upper:
-        return _H(low), _H(dlow)
-    return low, dlow
 
 
 def _inv_jvp(primals, tangents):
@@ -884,7 +872,6 @@ def _solve_linear(a, t):
     return _xp().matmul(inv(a), t)
 
 
-cholesky = _differentiable(_cholesky_jvp)(cholesky)
 inv = _differentiable(_inv_jvp)(inv)
 solve = _differentiable(_solve_jvp)(solve)
 det = _differentiable(_det_jvp)(det)

@@ -165,3 +165,53 @@ def no_derivative():
     return {"jvp": lambda tangents, *primals, out, **params: None,
             "vjp": lambda ct, *primals, out, **params: (None,) * len(primals)}
 
+
+
+# ----------------------------------------------------------------------------- transposition
+
+def transposed(jvp):
+    """A vjp rule from a jvp rule that is linear in the tangents (a factorisation's
+    classical formulas): the jvp is recorded on seed variables and its graph walked back
+    with each primitive's own vjp rule, so the reverse mode is exact and differentiable
+    again."""
+    def vjp(ct, *primals, out, **params):
+        seeds = tuple(lax.variable(zeros(x)) if differentiable(x) else None for x in primals)
+        t = jvp(seeds, *primals, out=out, **params)
+        if t is None:
+            return (None,) * len(primals)
+        live = [s for s in seeds if s is not None]
+        cts = _linear_backward(t, as_dtype_of(ct, t), live)
+        return tuple(None if s is None else cts.get(s) for s in seeds)
+    return vjp
+
+
+def _linear_backward(out, ct, seeds):
+    """Cotangents of `seeds` given the cotangent `ct` of `out`, a function of them recorded
+    after them (nodes older than the first seed cannot depend on one and are not walked)."""
+    first = min(s.number for s in seeds)
+    seedset = set(seeds)
+    nodes, stack, seen = [], [out], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        nodes.append(n)
+        if n not in seedset and n.prim is not None:
+            stack += [i for i in n.inputs if i.number >= first]
+    nodes.sort(key=lambda n: n.number)
+    depends = {}
+    for n in nodes:
+        depends[n] = n in seedset or (n.prim is not None and
+                                       any(depends.get(i, False) for i in n.inputs))
+    cts = {out: ct}
+    for n in reversed(nodes):
+        if n in seedset or not depends[n]:
+            continue
+        c = cts.pop(n, None)
+        if c is None:
+            continue
+        for inp, ci in zip(n.inputs, n.prim.vjp(c, *n.inputs, out=n, **n.params)):
+            if ci is not None and depends.get(inp, False):
+                cts[inp] = add_any(cts.get(inp), ci)
+    return {s: cts.get(s) for s in seeds}

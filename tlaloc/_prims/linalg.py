@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
+from . import ad, lax
 from .core import aval, batch_names, declare
 
 _LAPACK = (dt.float32, dt.float64, dt.complex64, dt.complex128)
@@ -50,6 +51,44 @@ def _check_matrix(name, x, *, square=False, dtypes=_LAPACK):
     if square and x.shape[-1] != x.shape[-2]:
         raise ValueError(f"{name}: expected square matrices, got shape {x.shape}")
     return x.shape[:-2], x.shape[-2], x.shape[-1]
+
+
+# ============================================================================ rule helpers
+# Node-level matrix operations for the derivative rules (the vocabulary of _prims/lax.py over
+# the last two axes; leading axes are a batch and match between operands).
+
+def mT(x):
+    nd = len(x.aval.shape)
+    return lax.transpose(x, perm=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def adjoint(x):
+    return ad.conj(mT(x))
+
+
+def matmul(a, b):
+    nb = len(a.aval.shape) - 2
+    return lax.dot_general(a, b, contract=((nb + 1,), (nb,)),
+                           batch=(tuple(range(nb)), tuple(range(nb))))
+
+
+def _offsets(x):
+    """j - i at every element (i the row, j the column), int32."""
+    shape, nd = x.aval.shape, len(x.aval.shape)
+    i = lax.iota(shape=shape, dtype=dt.int32, dim=nd - 2, device=x.device)
+    j = lax.iota(shape=shape, dtype=dt.int32, dim=nd - 1, device=x.device)
+    return lax.subtract(j, i)
+
+
+def triangle(x, lower, k=0):
+    """x below (lower) or above its k-th diagonal, zeros elsewhere (tril / triu)."""
+    d = _offsets(x)
+    keep = lax.compare(d, ad.const(d, k), direction="LE" if lower else "GE")
+    return lax.select(keep, x, ad.zeros(x))
+
+
+def hermitian_part(t):
+    return lax.multiply(lax.add(t, adjoint(t)), ad.const(t, 0.5))
 
 
 # ============================================================================ emit helpers
@@ -251,8 +290,26 @@ def _cholesky_emit(ctx, x):
 # Only the lower triangle of the operand is read. The upper triangle of the result is
 # implementation-defined (XLA's cholesky writes zeros, LAPACK's potrf leaves the operand's
 # upper triangle); the namespace masks it. A matrix that is not positive definite gives NaN.
+def _cholesky_jvp(tangents, x, *, out):
+    """dL = L phi(L^-1 sym(dA) L^-H), phi: the lower triangle with half the diagonal
+    (derivatives are taken for Hermitian inputs: only the Hermitian part of a tangent
+    counts). The result's upper triangle (implementation-defined) gets a zero tangent."""
+    (t,) = tangents
+    if t is None:
+        return None
+    low = triangle(out, True)
+    solve = dict(lower=True, unit_diagonal=False)
+    inner = lax.triangular_solve(low, hermitian_part(t), left_side=True,
+                                 transpose_a="NO_TRANSPOSE", **solve)
+    inner = lax.triangular_solve(low, inner, left_side=False, transpose_a="ADJOINT", **solve)
+    d = _offsets(inner)
+    on_diag = lax.compare(d, ad.zeros(d), direction="EQ")
+    phi = lax.select(on_diag, lax.multiply(inner, ad.const(inner, 0.5)), triangle(inner, True, -1))
+    return matmul(low, phi)
+
+
 cholesky = declare("cholesky", names=batch_names, infer=_cholesky_infer, emit=_cholesky_emit,
-                   impl=_cholesky_impl)
+                   impl=_cholesky_impl, jvp=_cholesky_jvp, vjp=ad.transposed(_cholesky_jvp))
 
 
 # ============================================================================ triangular_solve
@@ -317,64 +374,49 @@ def _trsolve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
 
 # Derivatives of op(A) X = B (left_side) or X op(A) = B, op one of identity, transpose and
 # adjoint; only A's triangle (strict, with a unit diagonal) is read, so only it gets a
-# derivative. Written with the namespace on wrapped nodes.
+# derivative.
 
 def _trsolve_masked(t, lower, unit_diagonal):
-    import tlaloc as xp
     k = (-1 if lower else 1) if unit_diagonal else 0
-    return xp.tril(t, k=k) if lower else xp.triu(t, k=k)
+    return triangle(t, lower, k)
 
 
 def _op(m, transpose_a):
-    import tlaloc as xp
     if transpose_a == "NO_TRANSPOSE":
         return m
-    mt = xp.matrix_transpose(m)
-    return xp.conj(mt) if transpose_a == "ADJOINT" else mt
+    return adjoint(m) if transpose_a == "ADJOINT" else mT(m)
 
 
 def _trsolve_jvp(tangents, a, b, *, out, left_side, lower, transpose_a, unit_diagonal):
-    from .._array import Array
     ta, tb = tangents
     params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
                   unit_diagonal=unit_diagonal)
-    rhs = None if tb is None else Array._from_node(tb)
+    rhs = tb
     if ta is not None:
-        x = Array._from_node(out)
-        dop = _op(_trsolve_masked(Array._from_node(ta), lower, unit_diagonal), transpose_a)
-        term = dop @ x if left_side else x @ dop
-        rhs = -term if rhs is None else rhs - term
+        dop = _op(_trsolve_masked(ta, lower, unit_diagonal), transpose_a)
+        term = matmul(dop, out) if left_side else matmul(out, dop)
+        rhs = lax.negate(term) if rhs is None else lax.subtract(rhs, term)
     if rhs is None:
         return None
-    return triangular_solve_bind(a, rhs._node, **params)
-
-
-def triangular_solve_bind(a, b, **params):
-    from .._graph import bind
-    return bind(triangular_solve, (a, b), params)
+    return lax.triangular_solve(a, rhs, **params)
 
 
 def _trsolve_vjp(ct, a, b, *, out, left_side, lower, transpose_a, unit_diagonal):
-    import tlaloc as xp
-    from .._array import Array
-    g = Array._from_node(ct)
     # B's cotangent: op(A)^-H applied on the same side
-    if transpose_a == "TRANSPOSE" and xp.isdtype(g.dtype, "complex floating"):
-        solved = xp.conj(Array._from_node(triangular_solve_bind(
-            a, xp.conj(g)._node, left_side=left_side, lower=lower, transpose_a="NO_TRANSPOSE",
-            unit_diagonal=unit_diagonal)))
+    if transpose_a == "TRANSPOSE" and ad.is_complex(ct):
+        solved = ad.conj(lax.triangular_solve(
+            a, ad.conj(ct), left_side=left_side, lower=lower, transpose_a="NO_TRANSPOSE",
+            unit_diagonal=unit_diagonal))
     else:
         flipped = {"NO_TRANSPOSE": "ADJOINT", "ADJOINT": "NO_TRANSPOSE",
                    "TRANSPOSE": "NO_TRANSPOSE"}[transpose_a]
-        solved = Array._from_node(triangular_solve_bind(
-            a, ct, left_side=left_side, lower=lower, transpose_a=flipped,
-            unit_diagonal=unit_diagonal))
-    x = Array._from_node(out)
-    xh = xp.conj(xp.matrix_transpose(x))
-    a_op = -(solved @ xh) if left_side else -(xh @ solved)
+        solved = lax.triangular_solve(a, ct, left_side=left_side, lower=lower,
+                                      transpose_a=flipped, unit_diagonal=unit_diagonal)
+    xh = adjoint(out)
+    a_op = lax.negate(matmul(solved, xh) if left_side else matmul(xh, solved))
     if transpose_a != "NO_TRANSPOSE":
         a_op = _op(a_op, transpose_a)
-    return (_trsolve_masked(a_op, lower, unit_diagonal)._node, solved._node)
+    return (_trsolve_masked(a_op, lower, unit_diagonal), solved)
 
 
 triangular_solve = declare("triangular_solve", names=batch_names, infer=_trsolve_infer, emit=_trsolve_emit,
