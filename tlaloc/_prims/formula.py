@@ -53,9 +53,13 @@ def _trace_formula(prim, avals, params):
         return hit
     inputs = [Node(None, (), None, a, _DEVICE) for a in avals]
     outer, _trace.on_bind = _trace.on_bind, None
+    # the placeholders have no values: the pending-depth bound must not try to compute
+    # them (a formula deeper than config.max_pending raised ConcretizationError)
+    _trace.jit_depth += 1
     try:
         out = prim.formula(*inputs, **params)
     finally:
+        _trace.jit_depth -= 1
         _trace.on_bind = outer
     # the nodes behind `out`, in recording order
     found, stack, seen = [], [out], set(inputs)
