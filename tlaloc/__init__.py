@@ -33,14 +33,16 @@ from ._api.elementwise import (abs, acos, acosh, add, asin, asinh, atan, atan2, 
 from ._api.info import __array_namespace_info__
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip,
-                                moveaxis, permute_dims, reshape, squeeze, stack, unstack)
+                                moveaxis, permute_dims, repeat, reshape, roll, squeeze, stack,
+                                tile, unstack)
+from ._api.indexing import take, take_along_axis
 from ._api._core import ArrayTooLargeError, broadcast_shapes as _broadcast_shapes
-from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
+from ._api.statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
+                               var)
+from ._api.utility import all, any, diff
 from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._api.sorting import argsort, sort
 from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
-from ._api.extra import (cumulative_prod, cumulative_sum, diff, repeat, roll, take,
-                         take_along_axis, tile)
 
 from . import fft, linalg  # the extensions: tlaloc.linalg, tlaloc.fft
 from . import special  # tlaloc.special, which SciPy finds as xp.special

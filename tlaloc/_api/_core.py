@@ -25,6 +25,11 @@ def is_scalar(x) -> bool:
     return isinstance(x, _SCALARS)
 
 
+def is_int(v) -> bool:
+    """A Python or NumPy integer, not a bool (counts, shifts, repetitions)."""
+    return isinstance(v, (builtins.int, np.integer)) and not isinstance(v, (builtins.bool, np.bool_))
+
+
 def wrap(node) -> Array:
     return Array._from_node(node)
 
@@ -91,6 +96,21 @@ def resolve_device(device, name=None):
         raise TypeError(f"{name}: device: {e}") from None
     except ValueError as e:
         raise ValueError(f"{name}: device: {e}") from None
+
+
+def keep_dims(node, shape, axes, keepdims, names=None):
+    """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
+    if not keepdims:
+        return node
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return renamed(bind(sh.reshape, (node,), {"shape": kept}), names)
+
+
+def reduction(prim, node, axes, keepdims) -> Array:
+    """The reduction `prim` of `node` over `axes` (none: node itself), keepdims applied."""
+    shape = node.aval.shape
+    out = bind(prim, (node,), {"axes": axes}) if axes else node
+    return wrap(keep_dims(out, shape, axes, keepdims, node.aval.names))
 
 
 # ----------------------------------------------------------------------------- sizes

@@ -1,4 +1,5 @@
-"""Indexing: `x[key]` and the functional update behind `x[key] = value`.
+"""Indexing: `x[key]` and the functional update behind `x[key] = value`, and the standard's
+indexing functions `take` and `take_along_axis`.
 
 A key is an int, a slice (any step), `...`, `None`, an integer array (a tlaloc array, or a
 NumPy array or nested list converted to one), a boolean mask, or a tuple of these. The
@@ -38,7 +39,8 @@ from .._array import Array
 from .._prims import indexing as ix
 from .._prims import shape as sh
 from . import _ops as o
-from ._core import broadcast_shapes, cast, check_size, constant, fresh, renamed, scalar_node, wrap
+from ._core import (axis_of, broadcast_shapes, cast, check_devices, check_size, constant, distinct,
+                    fresh, names_of, node_of, renamed, scalar_node, unify, wrap)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -480,3 +482,100 @@ def setitem(x: Array, key, value) -> Array:
         else:
             out = _set_basic(x2, entries, v)
     return wrap(renamed(o.reshape(out, x.shape), x._node.aval.names))
+
+
+# ----------------------------------------------------------------------------- take, take_along_axis
+
+def _index_node(name, x, indices):
+    if isinstance(indices, Array):
+        node = indices._node
+    else:
+        raise TypeError(f"{name}: indices must be a tlaloc array, got {type(indices).__name__}")
+    if node.aval.dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must have an integer dtype, got {node.aval.dtype}")
+    check_devices(name, x._node, node)
+    return node
+
+
+def _check_bounds(name, node, n, axis):
+    host = o.known_value(node)
+    if host is not None and host.size:
+        lo, hi = host.min(), host.max()
+        if lo < -n or hi >= n:
+            bad = lo if lo < -n else hi
+            raise IndexError(f"{name}: index {builtins.int(bad)} is out of bounds for axis "
+                             f"{axis} with size {n}")
+
+
+def take(x, indices, /, *, axis=None):
+    """Elements of x at `indices` along `axis` (optional for 1-d x). Negative indices count
+    from the end. Out-of-bounds indices raise IndexError when their values are known;
+    pending ones are clamped."""
+    node = node_of("take", x)
+    idx = _index_node("take", x, indices)
+    shape = node.aval.shape
+    if axis is None:
+        if len(shape) != 1:
+            raise ValueError(f"take: axis must be given for a {len(shape)}-d array")
+        axis = 0
+    if not shape:
+        raise ValueError("take: x must have at least one dimension")
+    ax = axis_of("take", node, axis)
+    n = shape[ax]
+    _check_bounds("take", idx, n, ax)
+    out_shape = shape[:ax] + idx.aval.shape + shape[ax + 1:]
+    check_size("take", out_shape, node.aval.dtype, node.device)
+    if n == 0 and math.prod(idx.aval.shape):
+        raise IndexError(f"take: cannot take from axis {ax} of size 0")
+    names = None
+    if node.aval.names is not None or idx.aval.names is not None:
+        # x's axes keep their names; the taken axis keeps its own for 1-d indices
+        xn, inn = names_of(node), names_of(idx)
+        mid = (xn[ax],) if len(inn) == 1 and inn[0] is None else inn
+        names = distinct("take", xn[:ax] + mid + xn[ax + 1:])
+    if math.prod(out_shape) == 0:
+        return wrap(renamed(o.const(0, out_shape, node.aval.dtype, node.device), names))
+    return wrap(renamed(o.take_axis(node, o.normalize_indices(idx, n), ax), names))
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """out[..., i, ...] = x[..., indices[..., i, ...], ...] along `axis`; x and indices have
+    the same number of dimensions and broadcast against each other off the axis."""
+    node = node_of("take_along_axis", x)
+    idx = _index_node("take_along_axis", x, indices)
+    shape, ishape = node.aval.shape, idx.aval.shape
+    if len(shape) != len(ishape):
+        raise ValueError(f"take_along_axis: x ({len(shape)}-d) and indices ({len(ishape)}-d) "
+                         "must have the same number of dimensions")
+    if not shape:
+        raise ValueError("take_along_axis: x must have at least one dimension")
+    ax = axis_of("take_along_axis", node, axis)
+    names = unify("take_along_axis", [node.aval.names, idx.aval.names])   # x's axes' names
+    out = []
+    for d, (a, b) in enumerate(zip(shape, ishape)):
+        if d == ax:
+            out.append(b)
+        elif a == b or b == 1:
+            out.append(a)
+        elif a == 1:
+            out.append(b)
+        else:
+            raise ValueError(f"take_along_axis: shapes {shape} and {ishape} do not broadcast "
+                             f"off axis {ax}")
+    out = tuple(out)
+    n = shape[ax]
+    _check_bounds("take_along_axis", idx, n, ax)
+    if n == 0 and math.prod(out):
+        raise IndexError(f"take_along_axis: cannot take from axis {ax} of size 0")
+    if math.prod(out) == 0:
+        return wrap(renamed(o.const(0, out, node.aval.dtype, node.device), names))
+    nd = len(shape)
+    xb = o.broadcast(node, tuple(n if d == ax else m for d, m in enumerate(out)),
+                     dims=tuple(range(nd))) if shape != tuple(
+                         n if d == ax else m for d, m in enumerate(out)) else node
+    ib = o.normalize_indices(idx, n)
+    if ishape != out:
+        ib = o.broadcast(ib, out, dims=tuple(range(nd)))
+    cols = [o.reshape(ib if d == ax else o.iota(out, d, node.device), out + (1,)) for d in range(nd)]
+    coords = cols[0] if nd == 1 else o.p(sh.concatenate, *cols, axis=nd)
+    return wrap(renamed(o.p(ix.gather, xb, coords, axes=tuple(range(nd))), names))

@@ -1,4 +1,4 @@
-"""Manipulation functions: shape, order and joining."""
+"""The standard's manipulation functions: shape, order, joining and repetition."""
 from __future__ import annotations
 
 import builtins
@@ -7,9 +7,12 @@ import operator
 
 from .._array import Array
 from .._graph import bind
+from .._prims import indexing as ix
+from .._prims import reduce as rd
 from .._prims import shape as sh
+from . import _ops as o
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
-                    axes_of, axis_of, node_of, promote, renamed, unify, wrap)
+                    axes_of, axis_of, is_int, node_of, promote, renamed, unify, wrap)
 from ._core import fresh
 
 
@@ -193,5 +196,133 @@ def unstack(x, /, *, axis=0):
     return tuple(moved[i] for i in range(x.shape[ax]))
 
 
+# ----------------------------------------------------------------------------- tile / repeat / roll
+
+def tile(x, repetitions, /):
+    """x repeated `repetitions[i]` times along each axis (the shorter of x.ndim and
+    len(repetitions) is padded with leading ones)."""
+    node = node_of("tile", x)
+    if is_int(repetitions):
+        repetitions = (repetitions,)
+    if not isinstance(repetitions, (tuple, list)) or not builtins.all(is_int(r) for r in repetitions):
+        raise TypeError(f"tile: repetitions must be a tuple of ints, got {repetitions!r}")
+    reps = tuple(builtins.int(r) for r in repetitions)
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    shape = node.aval.shape
+    nd = builtins.max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + shape
+    reps = (1,) * (nd - len(reps)) + reps
+    names = x._node.aval.names
+    if names is not None:   # x's axes keep their names; new leading axes have none
+        names = (None,) * (nd - len(names)) + names
+    node = o.reshape(node, shape)
+    if builtins.all(r == 1 for r in reps):
+        return wrap(renamed(node, names)) if node is not x._node else fresh(x)
+    wide = tuple(v for pair in zip(reps, shape) for v in pair)
+    out_shape = tuple(r * s for r, s in zip(reps, shape))
+    check_size("tile", out_shape, node.aval.dtype, node.device)
+    if math.prod(out_shape) == 0:
+        return wrap(o.const(0, out_shape, node.aval.dtype, node.device))
+    b = o.broadcast(node, wide, dims=tuple(range(1, 2 * nd, 2)))
+    return wrap(renamed(o.reshape(b, out_shape), names))
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Each element of x repeated along `axis` (x flattened when None). `repeats` is an int or
+    an integer array of one value per element along the axis (or a single value). With an
+    array the output's length depends on its values: repeat evaluates their sum."""
+    out = _repeat(x, repeats, axis)
+    names = x._node.aval.names
+    if names is None or axis is None:
+        return out
+    return wrap(renamed(out._node, names))   # the axes are x's, one longer
+
+
+def _repeat(x, repeats, axis):
+    node = node_of("repeat", x)
+    if axis is None:
+        node = o.flatten(node)
+        ax = 0
+    else:
+        if not node.aval.shape:
+            raise ValueError("repeat: a 0-d array has no axis; use axis=None")
+        ax = axis_of("repeat", node, axis)
+    shape = node.aval.shape
+    n = shape[ax]
+    dev = node.device
+    if is_int(repeats):
+        r = builtins.int(repeats)
+        if r < 0:
+            raise ValueError(f"repeat: repeats must be non-negative, got {r}")
+        out_shape = shape[:ax] + (n * r,) + shape[ax + 1:]
+        check_size("repeat", out_shape, node.aval.dtype, dev)
+        if math.prod(out_shape) == 0:
+            return wrap(o.const(0, out_shape, node.aval.dtype, dev))
+        wide = shape[:ax + 1] + (r,) + shape[ax + 1:]
+        dims = tuple(d if d <= ax else d + 1 for d in range(len(shape)))
+        return wrap(o.reshape(o.broadcast(node, wide, dims=dims), out_shape))
+    if not isinstance(repeats, Array):
+        raise TypeError(f"repeat: repeats must be an int or a tlaloc array, got {type(repeats).__name__}")
+    rn = repeats._node
+    check_devices("repeat", node, rn)
+    if rn.aval.dtype.kind not in "iu":
+        raise TypeError(f"repeat: repeats must have an integer dtype, got {rn.aval.dtype}")
+    if len(rn.aval.shape) > 1 or math.prod(rn.aval.shape) not in (1, n):
+        raise ValueError(f"repeat: repeats of shape {rn.aval.shape} do not match the {n} "
+                         f"element(s) along axis {ax}")
+    counts = o.broadcast(o.reshape(cast(rn, o.index_dtype()), (math.prod(rn.aval.shape),)), (n,))
+    if n == 0:
+        return wrap(node)
+    total, smallest = o.concrete(o.p(rd.reduce_sum, counts, axes=(0,)),
+                                 o.p(rd.reduce_min, counts, axes=(0,)), keep=(counts,))
+    if smallest < 0:
+        raise ValueError("repeat: repeats must be non-negative")
+    total = builtins.int(total)
+    out_shape = shape[:ax] + (total,) + shape[ax + 1:]
+    check_size("repeat", out_shape, node.aval.dtype, dev)
+    if math.prod(out_shape) == 0:
+        return wrap(o.const(0, out_shape, node.aval.dtype, dev))
+    # source[j] = number of cumulative ends <= j: scatter-add a 1 at each end, then cumsum
+    ends = o.reshape(o.cumsum(counts, 0), (n, 1))
+    marks = o.p(ix.scatter, o.const(0, (total,), o.index_dtype(), dev), ends,
+                o.const(1, (n,), o.index_dtype(), dev), axes=(0,), mode="add")
+    source = o.cumsum(marks, 0)
+    return wrap(o.take_axis(node, source, ax))
+
+
+def roll(x, /, shift, *, axis=None):
+    """Elements shifted by `shift` along `axis` (of the flattened array when None), wrapping
+    around. shift and axis may be tuples of one length; an int shift applies to every axis."""
+    node = node_of("roll", x)
+    shape = node.aval.shape
+    if axis is None:
+        if not is_int(shift):
+            raise TypeError(f"roll: shift must be an int when axis is None, got {shift!r}")
+        flat = o.flatten(node)
+        return wrap(o.reshape(_roll(flat, [(builtins.int(shift), 0)]), shape))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    axes = [axis_of("roll", node, a) for a in axes]
+    shifts = shift if isinstance(shift, tuple) else (shift,) * len(axes)
+    if not builtins.all(is_int(s) for s in shifts):
+        raise TypeError(f"roll: shift must be an int or a tuple of ints, got {shift!r}")
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} differ in length")
+    return wrap(_roll(node, [(builtins.int(s), a) for s, a in zip(shifts, axes)]))
+
+
+def _roll(node, pairs):
+    total = {}
+    for s, a in pairs:
+        total[a] = total.get(a, 0) + s
+    for a, s in total.items():
+        n = node.aval.shape[a]
+        if n == 0 or s % n == 0:
+            continue
+        s %= n
+        node = o.concat([o.slice_axis(node, a, n - s, n), o.slice_axis(node, a, 0, n - s)], a)
+    return node
+
+
 __all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "concat", "stack",
-           "expand_dims", "squeeze", "flip", "moveaxis", "unstack"]
+           "expand_dims", "squeeze", "flip", "moveaxis", "unstack", "tile", "repeat", "roll"]

@@ -1,4 +1,5 @@
-"""Reductions: statistical and utility functions."""
+"""The standard's statistical functions: sum, prod, max, min, mean, var, std and the
+cumulative sums and products."""
 from __future__ import annotations
 
 import builtins
@@ -9,21 +10,9 @@ from .._graph import bind
 from .._prims import elementwise as ew
 from .._prims import reduce as rd
 from .._prims import shape as sh
-from ._core import axes_of, cast, check_bool, constant, node_of, renamed, wrap
-
-
-def _keep(node, shape, axes, keepdims, names=None):
-    """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
-    if not keepdims:
-        return node
-    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return renamed(bind(sh.reshape, (node,), {"shape": kept}), names)
-
-
-def _reduce(prim, node, axes, keepdims):
-    shape = node.aval.shape
-    out = bind(prim, (node,), {"axes": axes}) if axes else node
-    return wrap(_keep(out, shape, axes, keepdims, node.aval.names))
+from . import _ops as o
+from ._core import (axes_of, axis_of, cast, check_bool, constant, keep_dims, node_of, reduction,
+                    wrap)
 
 
 def _accumulator(name, x, dtype):
@@ -51,7 +40,7 @@ def _sum_like(name, prim):
         acc = _accumulator(name, node, dtype)
         if acc.kind == "b":
             raise TypeError(f"{name}: cannot accumulate in bool")
-        return _reduce(prim, cast(node, acc), axes, keepdims)
+        return reduction(prim, cast(node, acc), axes, keepdims)
     fn.__name__ = name
     return fn
 
@@ -69,7 +58,7 @@ def _extremum(name, prim):
         check_bool(name, keepdims, "keepdims")
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction along axis {axis!r} has no identity")
-        return _reduce(prim, node, axes, keepdims)
+        return reduction(prim, node, axes, keepdims)
     fn.__name__ = name
     return fn
 
@@ -92,7 +81,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     count = math.prod(x.shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
     out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
-    return wrap(_keep(out, x.shape, axes, keepdims, node.aval.names))
+    return wrap(keep_dims(out, x.shape, axes, keepdims, node.aval.names))
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
@@ -124,21 +113,43 @@ def _variance(name, x, axis, correction, keepdims, root):
     out = bind(ew.divide, (ss, constant(denom, ss.aval.shape, d, dev)), {})
     if root:
         out = bind(ew.sqrt, (out,), {})
-    return wrap(_keep(out, shape, axes, keepdims, node.aval.names))
+    return wrap(keep_dims(out, shape, axes, keepdims, node.aval.names))
 
 
-def _truth(name, prim):
-    def fn(x, /, *, axis=None, keepdims=False):
-        node = node_of(name, x)
-        axes = axes_of(name, x, axis)
-        check_bool(name, keepdims, "keepdims")
-        if node.aval.dtype is not dt.bool:
-            zero = constant(0, node.aval.shape, node.aval.dtype, node.device)
-            node = bind(ew.compare, (node, zero), {"direction": "NE"})
-        return _reduce(prim, node, axes, keepdims)
-    fn.__name__ = name
-    return fn
+# ----------------------------------------------------------------------------- cumulative
+
+def _cumulative(name, kind, x, axis, dtype, include_initial):
+    node = node_of(name, x)
+    shape = node.aval.shape
+    if not shape:
+        raise ValueError(f"{name}: x must have at least one dimension")
+    if axis is None:
+        if len(shape) > 1:
+            raise ValueError(f"{name}: axis must be given for a {len(shape)}-d array")
+        axis = 0
+    ax = axis_of(name, node, axis)
+    if not isinstance(include_initial, builtins.bool):
+        raise TypeError(f"{name}: include_initial must be a bool, got {include_initial!r}")
+    acc = _accumulator(name, node, dtype)
+    if acc.kind == "b":
+        raise TypeError(f"{name}: cannot accumulate in bool")
+    node = cast(node, acc)
+    out = o.cumsum(node, ax, kind)
+    if include_initial:
+        identity = o.const(0 if kind == "sum" else 1, (), acc, node.device)
+        nd = len(shape)
+        low = tuple(1 if d == ax else 0 for d in range(nd))
+        out = o.p(sh.pad, out, identity, low=low, high=(0,) * nd, interior=(0,) * nd)
+    return wrap(out)
 
 
-all = _truth("all", rd.reduce_min)
-any = _truth("any", rd.reduce_max)
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sums along `axis` (optional for 1-d x), accumulated in `dtype` (default: as
+    `sum`). include_initial=True prepends the zero of the sum."""
+    return _cumulative("cumulative_sum", "sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative products along `axis` (optional for 1-d x), accumulated in `dtype`
+    (default: as `prod`). include_initial=True prepends the one of the product."""
+    return _cumulative("cumulative_prod", "prod", x, axis, dtype, include_initial)
