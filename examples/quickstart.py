@@ -23,13 +23,18 @@ def main():
     cov = z.T @ z / (z.shape[0] - 1)           # still recorded; shapes are known already
     print("shape of cov:", cov.shape, "dtype:", cov.dtype)
 
-    print("program that will compute cov:")
-    print(xp.stablehlo(cov)[:400], "...\n")
+    text = xp.stablehlo(cov)                   # the program, as StableHLO text (computes nothing)
+    lines = text.splitlines()
+    print(f"program that will compute cov ({len(lines)} lines of StableHLO; first 6):")
+    print("\n".join(lines[:6]))
+    print(f"  ... {len(lines) - 6} more lines")
+    print("  (it returns two values: cov, and z, because this code still holds z and uses it")
+    print("   again below: intermediates you keep are returned, never computed twice)\n")
 
     print("correlation matrix:")
     print(cov)                                 # printing evaluates: one fused program
     expected = np.corrcoef(data, rowvar=False)
-    print("max difference from NumPy:", float(np.max(np.abs(np.asarray(cov) - expected))))
+    print("max difference from NumPy's corrcoef:", float(np.max(np.abs(np.asarray(cov) - expected))))
 
     # A loop whose scalars change every step records the same program for every 50 steps
     # (Python scalars are program inputs; the very first round differs, since w starts as a
@@ -40,10 +45,11 @@ def main():
         lr = 0.5 / (1 + step)
         w = w - lr * (w - xp.mean(z, axis=0) - 1.0)
         if step % 50 == 49:
-            print(f"step {step + 1}: w = {w}")
+            print(f"step {step + 1}: w (tends to mean(z) + 1 = 1) = {w}")
             if step == 149:
                 xp.wait_for_compiles()   # only so that this demo's output is deterministic
-    print("cache:", xp.cache_info())
+    print("rounds of 50 steps ran as one program each; how they ran:")
+    print(xp.cache_info())     # a dict whose printout explains each count
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
     ("numpy_style_code.py", []),
     ("gradient_fit.py", []),
     ("monte_carlo.py", ["--batches", "3", "--batch-size", "100000"]),
+    ("profile_step.py", ["--steps", "20"]),
 ])
 def test_example_runs(script, args):
     out = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
@@ -40,8 +41,8 @@ def test_quickstart_loop_reaches_the_compiled_program():
     out = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    line = next(l for l in out.stdout.splitlines() if l.startswith("cache:"))
-    info = ast.literal_eval(line.split("cache:", 1)[1].strip())
+    table = out.stdout.split("tlaloc compile cache:", 1)[1]
+    info = {l.split()[0]: ast.literal_eval(l.split()[1]) for l in table.strip().splitlines()}
     assert info["hits"] >= 3 and info["compiles"] + info["disk_hits"] == 1, info
 
 

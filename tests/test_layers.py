@@ -27,6 +27,10 @@ LAYERS = [
     ("named", ["tlaloc.named"]),
     ("operators", ["tlaloc._api.operators"]),
     ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export"]),
+    # profiling and explanations (docs/profiling.md): they observe every layer below through
+    # the observer slot of tlaloc/_context.py, which the lower layers call
+    ("observation", ["tlaloc._program_diff", "tlaloc._observe", "tlaloc._explain",
+                     "tlaloc._profile"]),
     ("package", ["tlaloc"]),
     # imported on first use (tlaloc.__getattr__), written on the public namespace
     ("random", ["tlaloc.random"]),

@@ -52,6 +52,8 @@ from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd
 from .autodiff.source import grad_source
 from ._jit import compile_log, jit
 from ._export import Exported, deserialize, export
+from ._profile import memory_stats, profile   # profiling (docs/profiling.md)
+from ._explain import explain, explain_from_environment as _explain_from_environment
 
 __array_api_version__ = "2025.12"
 __version__ = _VERSION
@@ -63,6 +65,9 @@ nan = float("nan")
 newaxis = None
 
 _operators.install(_sys.modules[__name__])   # Array's operators and namespace methods
+
+
+_explain_from_environment()   # TLALOC_EXPLAIN=1: every evaluation on the tlaloc.explain logger
 
 
 def broadcast_shapes(*shapes):

@@ -23,3 +23,33 @@ class _TraceContext(threading.local):
 
 
 trace = _TraceContext()
+
+
+# ----------------------------------------------------------------------------- observation
+#
+# The profiler's and tlaloc.explain's slot (tlaloc/_observe.py sets it while a profile or an
+# explanation is on). Process-wide, not per thread: an evaluation on any thread is observed.
+# Lower layers (the graph, the backends, jit) only read it and call it: None costs them one
+# global read per evaluation, never anything per recorded operation.
+observer = None
+
+
+class _Nothing:
+    __slots__ = ()
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOTHING = _Nothing()
+
+
+def phase(name: str, info=None):
+    """A context manager around one phase of an evaluation ("plan", "compile", "execute",
+    "host-to-device", "device-to-host", "interpret", "transfer") for the observer; does
+    nothing when no observer is set. `info` is a dict the observer may read and fill."""
+    obs = observer
+    return _NOTHING if obs is None else obs.phase(name, info)

@@ -18,6 +18,7 @@ import weakref
 from typing import NamedTuple
 
 from ._config import config
+from . import _context
 from ._context import trace as _trace
 from ._dtypes import DType
 from .backends import protocol
@@ -92,7 +93,9 @@ _FIRST = operator.itemgetter(0)   # (number, node, inputs) tuples sort by number
 
 class Node:
     __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "consumers",
-                 "owner", "number", "__weakref__")
+                 "owner", "number", "where", "__weakref__")
+    # `where` (user file, line, function), set only while a profile or tlaloc.explain
+    # records source lines (tlaloc/_observe.py); unset otherwise: read it with getattr
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
         self.number = _numbering()
@@ -349,7 +352,11 @@ class _Plan(protocol.Plan):
         n_in = len(self.leaves)
         eqns = [Equation(*e) for e in self.equations()]
         assert all(s >= n_in for s in self.outputs)
-        return Program([l.aval for l in self.leaves], eqns, self.outputs, self.key[0])
+        program = Program([l.aval for l in self.leaves], eqns, self.outputs, self.key[0])
+        where = [getattr(n, "where", None) for n in self.nodes]   # source lines, if recorded
+        if any(where):
+            program.locations = where   # the lowering writes them as loc(...)
+        return program
 
 
 def _consumed_elsewhere(node, index) -> bool:
@@ -378,7 +385,8 @@ def _materialize_leaf(node: Node):
             "static with static_argnums / static_argnames.")
     source = inputs[0]
     evaluate([source])
-    node.value = node.device.backend.transfer_in(source.value, source.device)
+    with _context.phase("transfer"):
+        node.value = node.device.backend.transfer_in(source.value, source.device)
     node.inputs = ()
     node.pending = 0
 
@@ -396,6 +404,13 @@ def _user_location() -> str:
 
 def evaluate(nodes) -> None:
     """Compute every node in `nodes` that has no value yet, one program per device."""
+    obs = _context.observer   # a profile or tlaloc.explain: it times and explains the run
+    if obs is not None:
+        return obs.evaluation(nodes, _evaluate)
+    _evaluate(nodes)
+
+
+def _evaluate(nodes) -> None:
     todo = []
     for n in nodes:
         if n.value is None:
@@ -408,12 +423,14 @@ def evaluate(nodes) -> None:
     for n in todo:
         by_device.setdefault(n.device, []).append(n)
     for device, targets in by_device.items():
-        plan = _Plan(targets, device)
+        with _context.phase("plan"):
+            plan = _Plan(targets, device)
         for l in plan.leaves:
             _materialize_leaf(l)
         if not plan.nodes:
             continue
-        values = device.backend.run(plan, plan.leaves)
+        with _context.phase("run", {"plan": plan, "device": device}):
+            values = device.backend.run(plan, plan.leaves)
         n_in = len(plan.leaves)
         for s, value in zip(plan.outputs, values):
             node = plan.nodes[s - n_in]

@@ -17,6 +17,7 @@ import inspect
 import logging
 
 from . import _state, _tree
+from . import _context
 from ._context import trace
 from ._array import Array
 from ._api._core import renamed
@@ -318,7 +319,10 @@ class Jitted:
                       entry[what]._node if kind == "state" else what
                       for kind, what in traced.leaf_sources]
             misses, seconds = STATS.misses, STATS.compile_seconds
-            values = traced.device.backend.run(traced.plan, inputs, compiled=True)
+            with _context.phase("jit", {"function": getattr(self.fun, "__qualname__", "?"),
+                                        "cause": cause, "plan": traced.plan,
+                                        "device": traced.device}):
+                values = traced.device.backend.run(traced.plan, inputs, compiled=True)
             if cause is not None and STATS.misses > misses:
                 _record_compile(getattr(self.fun, "__qualname__", repr(self.fun)), cause,
                                 STATS.compile_seconds - seconds)

@@ -22,10 +22,37 @@ def eval(*arrays):
     return arrays[0] if len(arrays) == 1 else arrays
 
 
+# ----------------------------------------------------------------------------- cache_info
+
+_MEANINGS = {
+    "hits": "programs run from a ready compiled executable",
+    "misses": "program structures that had to be compiled (or loaded from disk)",
+    "compiles": "XLA compilations",
+    "disk_hits": "executables loaded from the persistent disk cache",
+    "compile_seconds": "seconds spent compiling or loading",
+    "interpreted": "programs run by the NumPy interpreter (first sight of a structure)",
+}
+
+
+class CacheInfo(dict):
+    """tlaloc.cache_info(): a dict of the compile-cache counters whose `str`/`repr` is a
+    short table saying what each means."""
+
+    def __str__(self):
+        width = max(len(k) for k in self)
+        lines = ["tlaloc compile cache:"]
+        for k, v in self.items():
+            value = f"{v:.3f}" if isinstance(v, float) else str(v)
+            lines.append(f"  {k.ljust(width)}  {value.rjust(8)}  {_MEANINGS.get(k, '')}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
 def cache_info() -> dict:
     """Compile-cache statistics of this process: hits, misses, compiles, disk_hits,
     compile_seconds, interpreted."""
-    return dataclasses.asdict(STATS)
+    return CacheInfo(dataclasses.asdict(STATS))
 
 
 def reset_cache_info() -> None:

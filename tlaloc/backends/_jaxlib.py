@@ -107,6 +107,15 @@ class Runtime:
             return self.client.compile_and_load(text, xc.DeviceList((self.device,)),
                                                 xc.CompileOptions())
 
+    @staticmethod
+    def cost_analysis(executable) -> dict:
+        """XLA's cost estimate of a compiled program ({"flops": ..., "bytes accessed": ...};
+        empty where the executable gives none)."""
+        try:
+            return dict(executable.cost_analysis() or {})
+        except Exception:   # not every platform or executable implements it
+            return {}
+
     def serialize(self, executable) -> bytes:
         return executable.serialize()
 
@@ -209,6 +218,50 @@ def ensure_lapack() -> None:
         for name, fn, api_version in lapack.registrations()["cpu"]:
             xc.register_custom_call_target(name, fn, platform="cpu", api_version=api_version)
         _lapack_ready = True
+
+
+# ----------------------------------------------------------------------------- the profiler
+# (*private*: jaxlib._profiler; ../shared/notes/sharding-and-processes.md section 8)
+
+def start_profiler():
+    """A running jaxlib profiler session (host events at level 2, no Python tracer: it
+    would time every Python call). RuntimeError where one cannot start (another is on)."""
+    from jaxlib import _profiler
+    options = _profiler.ProfileOptions()
+    options.host_tracer_level = 2
+    options.python_tracer_level = 0
+    try:
+        return _profiler.ProfilerSession(options)
+    except Exception as e:   # jaxlib raises its own error types here
+        raise RuntimeError(f"jaxlib's profiler could not start: {e}") from None
+
+
+def stop_profiler(session) -> dict:
+    """Stop `session`; its Chrome trace ({"traceEvents": [...]}, timestamps in us)."""
+    import glob
+    import gzip
+    import json
+    import shutil
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="tlaloc-profile-")
+    try:
+        session.stop_and_export(folder)
+        found = glob.glob(os.path.join(folder, "**", "*.trace.json.gz"), recursive=True)
+        if not found:
+            return {"traceEvents": []}
+        with gzip.open(found[0], "rt") as f:
+            return json.load(f)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def trace_me(name: str):
+    """An entered jaxlib TraceMe (a named span on the profiler's host timeline); the
+    caller exits it."""
+    from jaxlib import _profiler
+    t = _profiler.TraceMe(name)
+    t.__enter__()
+    return t
 
 
 # ----------------------------------------------------------------------------- portable artifacts

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _context
+from . import _memory
 from ._fpenv import flush_subnormals
 from .protocol import Backend
 
@@ -86,7 +88,10 @@ class InterpreterBackend(Backend):
             self._seen.add(key)
             self.stats.misses += 1
         self.stats.interpreted += 1
-        return interpret(plan.equations(), plan.outputs, [self.host(l.value) for l in leaves])
+        with _context.phase("interpret"):
+            out = interpret(plan.equations(), plan.outputs, [self.host(l.value) for l in leaves])
+        _memory.track(self, out)
+        return out
 
     @staticmethod
     def host(value) -> np.ndarray:

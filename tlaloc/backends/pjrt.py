@@ -20,6 +20,8 @@ import weakref
 
 import numpy as np
 
+from .. import _context
+from . import _memory
 from .._config import config
 from ..lowering import lower_program
 from . import _jaxlib
@@ -89,10 +91,19 @@ class PjrtBackend(Backend):
     # -------------------------------------------------------------- values
 
     def to_numpy(self, value) -> np.ndarray:
-        return to_host(value)
+        if _context.observer is None:
+            return to_host(value)
+        with _context.phase("device-to-host"):
+            return to_host(value)
 
     def transfer_in(self, value, source_device):
-        return self.runtime.put(np.ascontiguousarray(to_host(value)))
+        return self._put(np.ascontiguousarray(to_host(value)))
+
+    def _put(self, array):
+        """A device copy of a host array, counted in tlaloc.memory_stats."""
+        buf = self.runtime.put(array)
+        _memory.track(self, (buf,))
+        return buf
 
     def _as_buffer(self, leaf):
         value = leaf.value
@@ -100,7 +111,7 @@ class PjrtBackend(Backend):
             if value.ndim == 0:
                 value = self._scalar_buffer(value)
             else:
-                value = self.runtime.put(value)
+                value = self._put(value)
             leaf.value = value            # keep it on the device for next time
         return value
 
@@ -113,7 +124,7 @@ class PjrtBackend(Backend):
         if buf is None or buf.is_deleted():   # a donated copy cannot be reused
             if len(self._scalars) >= _SCALAR_TABLE_SIZE:
                 self._scalars.clear()
-            buf = self._scalars[key] = self.runtime.put(value)
+            buf = self._scalars[key] = self._put(value)
             self._shared_scalars[id(buf)] = buf
         return buf
 
@@ -164,10 +175,14 @@ class PjrtBackend(Backend):
 
     def _interpret(self, plan, leaves):
         self.stats.interpreted += 1
-        return interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
+        with _context.phase("interpret"):
+            out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
+        _memory.track(self, out)
+        return out
 
     def _execute(self, entry, leaves):
-        buffers = [self._as_buffer(l) for l in leaves]
+        with _context.phase("host-to-device"):
+            buffers = [self._as_buffer(l) for l in leaves]
         donated = entry.program.donated
         if donated:
             # a donated buffer must be this input's alone (a shared scalar copy, or the same
@@ -177,9 +192,12 @@ class PjrtBackend(Backend):
             for i in donated:
                 if uses[id(buffers[i])] > 1 or shared.get(id(buffers[i])) is buffers[i]:
                     uses[id(buffers[i])] -= 1
-                    buffers[i] = leaves[i].value = self.runtime.put(
+                    buffers[i] = leaves[i].value = self._put(
                         np.ascontiguousarray(to_host(buffers[i])))
-        return self.runtime.execute(entry.executable, entry.handlers, buffers)
+        with _context.phase("execute"):
+            out = self.runtime.execute(entry.executable, entry.handlers, buffers)
+        _memory.track(self, out)
+        return out
 
     @staticmethod
     def _compile_now(plan) -> bool:
@@ -205,17 +223,22 @@ class PjrtBackend(Backend):
             text = entry.program.text or lower_program(entry.program)
             if self.platform == "cpu" and "lapack_" in text:
                 _jaxlib.ensure_lapack()  # LAPACK custom calls: register before compile or load
-            executable = self._disk.load(text, self.runtime)
-            if executable is None:
-                executable = self.runtime.compile(text)
-                self._disk.store(text, self.runtime, executable)
-                self.stats.compiles += 1
-            else:
-                self.stats.disk_hits += 1
+            with _context.phase("compile"):
+                executable = self._disk.load(text, self.runtime)
+                if executable is None:
+                    executable = self.runtime.compile(text)
+                    self._disk.store(text, self.runtime, executable)
+                    self.stats.compiles += 1
+                else:
+                    self.stats.disk_hits += 1
             entry.handlers = self.runtime.handlers(
                 (a.shape, a.dtype.numpy) for a in entry.program.out_avals())
             entry.executable = executable
-            self.stats.compile_seconds += time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            self.stats.compile_seconds += seconds
+            obs = _context.observer   # a profile or tlaloc.explain: the program's size and cost
+            if obs is not None:
+                obs.compiled(entry.program, text, executable, self.runtime, seconds)
 
     def ready(self, value) -> None:
         if self.runtime.is_buffer(value):

@@ -130,7 +130,7 @@ def _broadcast_scalars(ctx, operands, shape):
     return operands
 
 
-def emit_equations(ctx, eqns, names, avals, emit_of=None) -> list:
+def emit_equations(ctx, eqns, names, avals, emit_of=None, locations=None) -> list:
     """Write straight-line equations (prim, params, input slots, aval) into `ctx`: `names`
     and `avals` hold the inputs' SSA names and avals (slots 0..n-1); equation i writes slot
     n + i. Returns the names of all slots. `emit_of(prim)` picks the emit rule (default:
@@ -138,7 +138,8 @@ def emit_equations(ctx, eqns, names, avals, emit_of=None) -> list:
     (a primitive's formula emits its own equations through this, inside its emit rule)."""
     saved = ctx.in_avals, ctx.out_aval
     names, avals = list(names), list(avals)
-    for prim, params, slots, aval in eqns:
+    for i, (prim, params, slots, aval) in enumerate(eqns):
+        start = len(ctx.lines)
         ctx.in_avals = tuple([avals[s] for s in slots])
         ctx.out_aval = aval
         operands = [names[s] for s in slots]
@@ -147,8 +148,26 @@ def emit_equations(ctx, eqns, names, avals, emit_of=None) -> list:
         emit = prim.emit if emit_of is None else emit_of(prim)
         names.append(emit(ctx, *operands, **params))
         avals.append(aval)
+        if locations is not None and locations[i] is not None:
+            _locate(ctx.lines, start, locations[i], prim.name)
     ctx.in_avals, ctx.out_aval = saved
     return names
+
+
+def _locate(lines, start, where, opname) -> None:
+    """Give the ops an equation wrote (lines[start:]) the user's source line, as MLIR
+    locations `loc("function/op"("file.py":line:1))`: XLA keeps them as HLO metadata
+    (op_name, source_file, source_line), so its profiles and messages name the line.
+    `where` is (file, line, function), recorded while a profile or tlaloc.explain is on."""
+    file, line, function = where
+    file = file.replace("\\", "\\\\").replace('"', '\\"')
+    name = f"{function}/{opname}".replace("\\", "\\\\").replace('"', '\\"')
+    loc = f' loc("{name}"("{file}":{int(line)}:1))'
+    for k in range(start, len(lines)):
+        text = lines[k]
+        # an op's text ends with its type; region bodies (inside the text) keep theirs
+        if text.startswith(("%", '"')) and text.endswith((">", ")")):
+            lines[k] = text + loc
 
 
 def lower_program(program, name="main") -> str:
@@ -156,7 +175,8 @@ def lower_program(program, name="main") -> str:
     ctx = EmitContext(getattr(program.device, "platform", None))
     n_in = len(program.in_avals)
     names = emit_equations(ctx, program.eqns, [f"%arg{i}" for i in range(n_in)],
-                           list(program.in_avals))
+                           list(program.in_avals),
+                           locations=getattr(program, "locations", None))
     out_avals = program.out_avals()
     # A donated input's buffer may be reused for an output of the same type (in place).
     donor = " {jax.buffer_donor = true}"
