@@ -38,11 +38,7 @@ LAYERS = [
 
 # Upward imports still in the code, each with the change that removes it. Nothing else may
 # be added here.
-PENDING = {
-    # linalg's remaining custom_jvp rules on namespace functions (`_xp()`), moving into rules
-    # on the primitives of tlaloc/_prims/linalg.py
-    ("tlaloc.linalg", "tlaloc"),
-}
+PENDING = set()
 
 
 def _modules():

@@ -328,7 +328,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     nd = x.ndim
     rows, cols = nd - 2, nd - 1
     if ord in ("nuc", 2, -2):
-        s = svdvals(x)._node  # (..., k), descending (through svdvals: differentiable)
+        s = svdvals(x)._node  # (..., k), descending (the svd primitive carries its rules)
         if ord == "nuc":
             out = _p(rd.reduce_sum, s, axes=(nd - 2,))
         elif ord == 2:
@@ -382,7 +382,13 @@ def slogdet(x, /):
     d, (lu, pivots) = _lu("slogdet", x, "lu", "pivots")
     diag = _diag_node(lu)
     last = (len(diag.aval.shape) - 1,)
-    signs = _p(ew.sign, diag)
+    if diag.aval.dtype.kind == "c":   # diag / |diag| (0 where singular): differentiable
+        mag = _p(ew.abs, diag)
+        zero = _p(ew.compare, mag, _const(mag, 0), direction="EQ")
+        safe = cast(_p(ew.select, zero, _const(mag, 1), mag), diag.aval.dtype)
+        signs = _p(ew.select, zero, _const(diag, 0), _p(ew.divide, diag, safe))
+    else:
+        signs = _p(ew.sign, diag)
     sign = _p(ew.multiply, _swap_sign(pivots, diag.aval.dtype), _p(rd.reduce_prod, signs, axes=last))
     logabs = _p(rd.reduce_sum, _p(ew.log, _p(ew.abs, diag)), axes=last)
     return SlogdetResult(wrap(_restore(sign, d)), wrap(_restore(logabs, dt.real_of(d))))
@@ -492,23 +498,10 @@ def qr(x, /, *, mode="reduced"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
     d = node.aval.dtype
     work = _lapack(node)
-    batch, (m, n) = x.shape[:-2], x.shape[-2:]
-    nb = len(batch)
-    a, tau = _unpack(_p(lp.geqrf, work), lp.qr_parts(m, n, work.aval.dtype), "a", "tau")
-    if m > n and mode == "complete":
-        zero = _const(a, 0, shape=())
-        q_in = _p(sh.pad, a, zero, low=(0,) * (nb + 2), high=(0,) * (nb + 1) + (m - n,),
-                  interior=(0,) * (nb + 2))
-        r = a
-    elif m < n:
-        q_in = _p(sh.slice, a, start=(0,) * (nb + 2), limit=batch + (m, m), strides=(1,) * (nb + 2))
-        r = a
-    else:
-        q_in = a
-        r = _p(sh.slice, a, start=(0,) * (nb + 2), limit=batch + (n, n), strides=(1,) * (nb + 2)) \
-            if m != n else a
-    q = _p(lp.householder_product, q_in, tau)
-    r = _cr.triu(wrap(r))._node
+    m, n = x.shape[-2:]
+    full = mode == "complete"
+    q, r = _unpack(_p(lp.qr, work, full=full), lp.qr_result_parts(m, n, work.aval.dtype, full),
+                   "q", "r")
     return QRResult(wrap(_like(x, _restore(q, d))), wrap(_like(x, _restore(r, d))))
 
 
@@ -631,7 +624,7 @@ def pinv(x, /, *, rtol=None):
     if builtins.min(m, n) == 0:
         return wrap(_like(x, _const(node, 0, shape=batch + (n, m))))
     work = _lapack(node)
-    u, s, vt = (r._node for r in svd(wrap(work), full_matrices=False))  # differentiable
+    u, s, vt = (r._node for r in svd(wrap(work), full_matrices=False))
     last = len(s.aval.shape) - 1
     smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
     tol = _p(ew.multiply, smax, _rtol("pinv", rtol, s, m, n))
@@ -645,241 +638,3 @@ def pinv(x, /, *, rtol=None):
                                    dims=tuple(range(last)) + (last + 1,)))
     out = matmul(wrap(scaled), wrap(_conj(_mT(u))))._node     # (..., n, m)
     return wrap(_like(x, _restore(out, d)))
-
-
-# ============================================================================ derivatives
-# `cholesky` and `triangular_solve` carry their derivative rules in their primitive
-# declarations (tlaloc/_prims/linalg.py), so every function built on them differentiates
-# through them. The other factorisations (LU, QR, eigh, eig, SVD) still take theirs here,
-# from the classical formulas below (as in JAX), written in the namespace, through the
-# custom_jvp mechanism: forward mode applies the rule, reverse mode transposes it. Away
-# from differentiation the functions run as they are.
-
-import functools as _functools  # noqa: E402
-
-from .autodiff.api import custom_jvp as _custom_jvp  # noqa: E402
-from .autodiff.engine import is_tracing as _is_tracing  # noqa: E402
-
-
-def _differentiable(rule):
-    """Give a linalg function the forward-mode `rule(primals, tangents, **kwargs)`."""
-    def decorate(fn):
-        cache = {}   # one rule object per keyword setting: stable compile-cache keys
-
-        @_functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            if not _is_tracing():
-                return fn(*args, **kwargs)
-            key = tuple(sorted(kwargs.items()))
-            wrapped = cache.get(key)
-            if wrapped is None:
-                wrapped = cache[key] = _custom_jvp(_functools.partial(fn, **kwargs))
-                wrapped.defjvp(_functools.partial(rule, **kwargs))
-            return wrapped(*args)
-        return wrapper
-    return decorate
-
-
-def _xp():
-    import tlaloc
-    return tlaloc
-
-
-def _H(a):
-    xp = _xp()
-    return xp.conj(xp.matrix_transpose(a))
-
-
-def _sym(t):
-    """Derivatives are taken for Hermitian inputs: only the Hermitian part of a tangent counts."""
-    return (t + _H(t)) / 2
-
-
-def _tri(a, b, *, lower, left=True, transpose="NO_TRANSPOSE"):
-    """op(a)^-1 b (left) or b op(a)^-1 (right) for triangular a."""
-    out = bind(lp.triangular_solve, (a._node, b._node), {
-        "left_side": left, "lower": lower, "transpose_a": transpose, "unit_diagonal": False})
-    return Array._from_node(out)
-
-
-def _inv_jvp(primals, tangents):
-    (a,), (t,) = primals, tangents
-    ainv = inv(a)
-    return ainv, -(ainv @ t @ ainv)
-
-
-def _solve_jvp(primals, tangents):
-    xp = _xp()
-    (a, b), (ta, tb) = primals, tangents
-    x = solve(a, b)
-    rhs = tb - xp.matmul(ta, x)
-    return x, _solve_linear(a, rhs)
-
-
-def _trace_of_solve(a, t):
-    xp = _xp()
-    return xp.sum(diagonal(_solve_linear(a, t)), axis=-1)
-
-
-def _det_jvp(primals, tangents):
-    (a,), (t,) = primals, tangents
-    d = det(a)
-    return d, d * _trace_of_solve(a, t)
-
-
-def _slogdet_jvp(primals, tangents):
-    xp = _xp()
-    (a,), (t,) = primals, tangents
-    sign, logabs = slogdet(a)
-    tr = _trace_of_solve(a, t)
-    if xp.isdtype(a.dtype, "complex floating"):
-        dsign = sign * (1j * xp.imag(tr))
-    else:
-        dsign = xp.zeros_like(sign)
-    return SlogdetResult(sign, logabs), SlogdetResult(dsign, xp.real(tr))
-
-
-def _eigh_jvp(primals, tangents):
-    xp = _xp()
-    (a,), (t,) = primals, tangents
-    w, v = eigh(a)
-    vt_v = _H(v) @ _sym(t) @ v
-    n = a.shape[-1]
-    eye = xp.eye(n, dtype=w.dtype, device=a.device)
-    gaps = w[..., None, :] - w[..., :, None]
-    f = 1 / (gaps + eye) - eye                      # 1 / (w_j - w_i), 0 on the diagonal
-    dv = v @ (xp.astype(f, v.dtype) * vt_v)
-    dw = xp.real(diagonal(vt_v))
-    return EighResult(w, v), EighResult(dw, dv)
-
-
-def _eigvalsh_jvp(primals, tangents):
-    (w, _), (dw, _) = _eigh_jvp(primals, tangents)
-    return w, dw
-
-
-def _svd_parts_jvp(a, t):
-    """s, u, vh and their tangents for the reduced SVD (the formulas of JAX's svd rule)."""
-    xp = _xp()
-    u, s, vh = svd(a, full_matrices=False)
-    v, ut = _H(vh), _H(u)
-    ds_mat = ut @ t @ v
-    ds = xp.real(diagonal(ds_mat))
-    s_row = s[..., None, :]
-    s_col = s[..., :, None]
-    diffs = (s_row + s_col) * (s_row - s_col)
-    is_zero = xp.astype(diffs == 0, diffs.dtype)
-    f = xp.astype(1 / (diffs + is_zero) - is_zero, a.dtype)
-    dss = xp.astype(s_row, a.dtype) * ds_mat
-    sds = xp.astype(s_col, a.dtype) * ds_mat
-    s_zero = xp.astype(s == 0, s.dtype)
-    s_inv = 1 / (s + s_zero) - s_zero
-    k = s.shape[-1]
-    s_inv_mat = xp.astype(s_inv[..., None, :] * xp.eye(k, dtype=s.dtype, device=a.device), a.dtype)
-    du = u @ (f * (dss + _H(dss)) + 0.5 * (ds_mat - _H(ds_mat)) * s_inv_mat)
-    dv = v @ (f * (sds + _H(sds)))
-    m, n = a.shape[-2:]
-    if m > n:
-        dav = t @ v
-        du = du + (dav - u @ (ut @ dav)) / xp.astype(s_row, a.dtype)
-    if n > m:
-        dahu = _H(t) @ u
-        dv = dv + (dahu - v @ (vh @ dahu)) / xp.astype(s_row, a.dtype)
-    return (u, s, vh), (du, ds, _H(dv))
-
-
-def _svd_jvp(primals, tangents, *, full_matrices=True):
-    (a,), (t,) = primals, tangents
-    m, n = a.shape[-2:]
-    if full_matrices and m != n:
-        raise NotImplementedError("the derivative of svd(full_matrices=True) of a non-square "
-                                  "matrix is not unique; use full_matrices=False")
-    (u, s, vh), (du, ds, dvh) = _svd_parts_jvp(a, t)
-    return SVDResult(u, s, vh), SVDResult(du, ds, dvh)
-
-
-def _svdvals_jvp(primals, tangents):
-    (a,), (t,) = primals, tangents
-    (_, s, _), (_, ds, _) = _svd_parts_jvp(a, t)
-    return s, ds
-
-
-def _qr_jvp(primals, tangents, *, mode="reduced"):
-    xp = _xp()
-    (a,), (t,) = primals, tangents
-    m, n = a.shape[-2:]
-    if m < n or (mode == "complete" and m != n):
-        raise NotImplementedError("the derivative of qr is defined for reduced factorisations "
-                                  "of matrices with at least as many rows as columns")
-    q, r = qr(a, mode=mode)
-    dx_rinv = _tri(r, t, lower=False, left=False)            # t r^-1
-    qt_dx_rinv = _H(q) @ dx_rinv
-    lower = xp.tril(qt_dx_rinv, k=-1)
-    do = lower - _H(lower)                                    # skew-Hermitian
-    if xp.isdtype(a.dtype, "complex floating"):
-        eye = xp.eye(n, dtype=a.dtype, device=a.device)
-        do = do + eye * (qt_dx_rinv - xp.astype(xp.real(qt_dx_rinv), a.dtype))
-    dq = q @ (do - qt_dx_rinv) + dx_rinv
-    dr = (qt_dx_rinv - do) @ r
-    return QRResult(q, r), QRResult(dq, dr)
-
-
-def _eig_parts_jvp(a, t):
-    """w, v = eig(a) and the tangents (the classical formulas, as in JAX's eig rule, plus
-    the derivative of LAPACK's normalisation of each eigenvector: unit 2-norm, largest
-    component real). With V^-1 dA V = M: dw = diag(M), and before normalisation
-    dv = V (F * M) with F_ij = 1 / (w_j - w_i) off the diagonal. Defined where the
-    eigenvalues are distinct."""
-    xp = _xp()
-    w, v, m = _eig_rotated_tangent(a, t)
-    c = v.dtype
-    n = a.shape[-1]
-    eye = xp.eye(n, dtype=c, device=a.device)
-    f = 1 / (w[..., None, :] - w[..., :, None] + eye) - eye
-    du = v @ (f * m)
-    # unit norm: Re(v^H dv) = 0 in every column
-    du = du - v * xp.astype(xp.real(xp.sum(xp.conj(v) * du, axis=-2, keepdims=True)), c)
-    # phase: the largest component k stays real, so its imaginary part moves v by i*phi
-    k = xp.argmax(xp.abs(v), axis=-2, keepdims=True)
-    vk = xp.real(xp.take_along_axis(v, k, axis=-2))
-    duk = xp.take_along_axis(du, k, axis=-2)
-    dv = du - 1j * v * xp.astype(xp.imag(duk) / vk, c)
-    return (w, v), (diagonal(m), dv)
-
-
-def _eig_jvp(primals, tangents):
-    (a,), (t,) = primals, tangents
-    (w, v), (dw, dv) = _eig_parts_jvp(a, t)
-    return EigResult(w, v), EigResult(dw, dv)
-
-
-def _eig_rotated_tangent(a, t):
-    """w, v = eig(a) and M = V^-1 dA V (complex, whatever a's dtype)."""
-    w, v = eig(a)
-    return w, v, _solve_linear(v, _xp().astype(t, v.dtype) @ v)
-
-
-def _eigvals_jvp(primals, tangents):
-    (a,), (t,) = primals, tangents
-    w, _, m = _eig_rotated_tangent(a, t)
-    return w, diagonal(m)
-
-
-def _solve_linear(a, t):
-    """a^-1 t for a tangent t: the inverse is a (differentiable) function of the primal
-    alone and the product is linear in t, so rules using it can be transposed and
-    differentiated again (a decorated solve of a tangent inside its own rule would recurse)."""
-    return _xp().matmul(inv(a), t)
-
-
-inv = _differentiable(_inv_jvp)(inv)
-solve = _differentiable(_solve_jvp)(solve)
-det = _differentiable(_det_jvp)(det)
-slogdet = _differentiable(_slogdet_jvp)(slogdet)
-eigh = _differentiable(_eigh_jvp)(eigh)
-eigvalsh = _differentiable(_eigvalsh_jvp)(eigvalsh)
-eig = _differentiable(_eig_jvp)(eig)
-eigvals = _differentiable(_eigvals_jvp)(eigvals)
-svd = _differentiable(_svd_jvp)(svd)
-svdvals = _differentiable(_svdvals_jvp)(svdvals)
-qr = _differentiable(_qr_jvp)(qr)

@@ -313,6 +313,10 @@ def lu(x):
     return bind(_P["lu"], (x,), {})
 
 
+def qr(x, *, full):
+    return bind(_P["qr"], (x,), {"full": full})
+
+
 def optimization_barrier(x):
     return bind(_P["optimization_barrier"], (x,), {})
 

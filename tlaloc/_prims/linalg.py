@@ -91,6 +91,105 @@ def hermitian_part(t):
     return lax.multiply(lax.add(t, adjoint(t)), ad.const(t, 0.5))
 
 
+def _eye_mask(x):
+    """True on the main diagonal of x's last two axes."""
+    d = _offsets(x)
+    return lax.compare(d, ad.zeros(d), direction="EQ")
+
+
+def diag_part(x):
+    """The main diagonal of square matrices: batch + (n,)."""
+    return lax.reduce_sum(lax.select(_eye_mask(x), x, ad.zeros(x)), axes=(len(x.aval.shape) - 1,))
+
+
+def eye_like(x):
+    """The identity in x's shape and dtype (square matrices)."""
+    return lax.convert(_eye_mask(x), dtype=x.aval.dtype)
+
+
+def scale_columns(x, v):
+    """x[..., i, j] * v[..., j] (v converted to x's dtype)."""
+    nd = len(x.aval.shape)
+    v = ad.convert(v, x.aval.dtype)
+    return lax.multiply(x, ad.broadcast(v, x.aval.shape, tuple(range(nd - 2)) + (nd - 1,)))
+
+
+def scale_rows(x, v):
+    """x[..., i, j] * v[..., i] (v converted to x's dtype)."""
+    nd = len(x.aval.shape)
+    v = ad.convert(v, x.aval.dtype)
+    return lax.multiply(x, ad.broadcast(v, x.aval.shape, tuple(range(nd - 1))))
+
+
+def _outer_diff(v, shape):
+    """v[..., j] - v[..., i] as a matrix of `shape` (batch + (n, n))."""
+    nd = len(shape)
+    row = ad.broadcast(v, shape, tuple(range(nd - 2)) + (nd - 1,))
+    col = ad.broadcast(v, shape, tuple(range(nd - 1)))
+    return lax.subtract(row, col), row, col
+
+
+def _inverse_off_diagonal(gaps):
+    """1 / gaps off the diagonal, 0 on it (gaps' diagonal is zero)."""
+    eye = eye_like(gaps)
+    return lax.subtract(lax.divide(ad.const(gaps, 1), lax.add(gaps, eye)), eye)
+
+
+def unpack(packed, parts):
+    """The outputs of a packed factorisation result (see the module docstring), in order."""
+    batch = packed.aval.shape[:-1]
+    nb = len(batch)
+    out, offset = [], 0
+    for _, core, d in parts:
+        size = math.prod(core)
+        piece = packed
+        if (offset, offset + size) != (0, packed.aval.shape[-1]):
+            piece = lax.slice(packed, start=(0,) * nb + (offset,), limit=batch + (offset + size,),
+                              strides=(1,) * (nb + 1))
+        piece = ad.reshape(piece, batch + tuple(core))
+        if d.kind != "c" and ad.is_complex(piece):
+            piece = lax.real(piece)
+        out.append(ad.convert(piece, d))
+        offset += size
+    return out
+
+
+def pack(values, parts, like):
+    """A tangent of the packed result `like` from tangents of its outputs (None: zero)."""
+    batch = like.aval.shape[:-1]
+    target = like.aval.dtype
+    flats = []
+    for (_, core, _), v in zip(parts, values):
+        shape = batch + (math.prod(core),)
+        if v is None:
+            flats.append(lax.constant(shape=shape, dtype=target, value=0, device=like.device))
+        else:
+            flats.append(ad.reshape(ad.convert(v, target), shape))
+    return flats[0] if len(flats) == 1 else lax.concatenate(*flats, axis=len(batch))
+
+
+def _permutation_matrix(perm, dtype):
+    """P with P[..., i, j] = (perm[..., i] == j): (P @ b)[i] = b[perm[i]] (perm as stored in
+    the packed LU result, integers held as floating values)."""
+    shape = perm.aval.shape + perm.aval.shape[-1:]
+    nd = len(shape)
+    rows = ad.broadcast(perm, shape, tuple(range(nd - 1)))
+    cols = ad.convert(lax.iota(shape=shape, dtype=dt.int32, dim=nd - 1, device=perm.device),
+                      perm.aval.dtype)
+    return lax.convert(lax.compare(rows, cols, direction="EQ"), dtype=dtype)
+
+
+def solve(a, b):
+    """a^-1 b for square a, through the lu primitive (so it differentiates again)."""
+    n = a.aval.shape[-1]
+    lu_, _, perm = unpack(lax.lu(a), lu_parts(n, n, a.aval.dtype))
+    pb = matmul(_permutation_matrix(perm, b.aval.dtype), b)
+    y = lax.triangular_solve(lu_, pb, left_side=True, lower=True, transpose_a="NO_TRANSPOSE",
+                             unit_diagonal=True)
+    return lax.triangular_solve(lu_, y, left_side=True, lower=False, transpose_a="NO_TRANSPOSE",
+                                unit_diagonal=False)
+
+
 # ============================================================================ emit helpers
 # Every helper takes explicit avals: the ops written here are intermediate values of one
 # primitive, not the equation's operands or result.
@@ -529,7 +628,30 @@ def _lu_impl(x):
                        perms.reshape(shape((m,)))])
 
 
-lu = declare("lu", names=batch_names, infer=_lu_infer, emit=_lu_emit, impl=_lu_impl)
+def _lu_jvp(tangents, x, *, out):
+    """P A = L U: with X = L^-1 P dA U^-1, dL = L tril(X, -1) and dU = triu(X) U (square
+    matrices; the pivots and the permutation are piecewise constant)."""
+    (t,) = tangents
+    if t is None:
+        return None
+    m, n = x.aval.shape[-2:]
+    if m != n:
+        raise NotImplementedError("the derivative of lu is defined for square matrices")
+    parts = lu_parts(m, n, x.aval.dtype)
+    lu_, _, perm = unpack(out, parts)
+    inner = matmul(_permutation_matrix(perm, t.aval.dtype), t)
+    inner = lax.triangular_solve(lu_, inner, left_side=True, lower=True,
+                                 transpose_a="NO_TRANSPOSE", unit_diagonal=True)
+    inner = lax.triangular_solve(lu_, inner, left_side=False, lower=False,
+                                 transpose_a="NO_TRANSPOSE", unit_diagonal=False)
+    low = lax.add(triangle(lu_, True, -1), eye_like(lu_))
+    dl = matmul(low, triangle(inner, True, -1))
+    du = matmul(triangle(inner, False), triangle(lu_, False))
+    return pack((lax.add(dl, du), None, None), parts, out)
+
+
+lu = declare("lu", names=batch_names, infer=_lu_infer, emit=_lu_emit, impl=_lu_impl,
+         jvp=_lu_jvp, vjp=ad.transposed(_lu_jvp))
 
 
 # ============================================================================ QR (geqrf, orgqr)
@@ -615,6 +737,117 @@ householder_product = declare("householder_product", names=batch_names, infer=_h
                               emit=_householder_emit, impl=_householder_impl)
 
 
+# ============================================================================ qr (geqrf + orgqr)
+# Q and R in one node (packed): the two LAPACK calls with the slicing and padding between them,
+# so the factorisation's derivative rule sees Q and R rather than Householder reflectors.
+
+def qr_result_parts(m, n, dtype, full):
+    """Outputs of `qr`: Q (m, m if full else k) and R (m if full else k, n), k = min(m, n)."""
+    k = m if full else min(m, n)
+    return (("q", (m, k), dtype), ("r", (k, n), dtype))
+
+
+def _qr_infer(x, *, full):
+    batch, m, n = _check_matrix("qr", x)
+    return _packed_aval(batch, qr_result_parts(m, n, x.dtype, full))
+
+
+def _eye_emit(ctx, shape, dtype):
+    """The leading columns of the identity, in `shape` (matrices over the last two axes)."""
+    i32 = aval(shape, dt.int32)
+    eye = _compare(ctx, ctx.op("stablehlo.iota", (), (), i32,
+                               attrs=f"iota_dimension = {len(shape) - 2} : i64"),
+                   ctx.op("stablehlo.iota", (), (), i32,
+                          attrs=f"iota_dimension = {len(shape) - 1} : i64"), i32, "EQ")
+    return _convert(ctx, eye, aval(shape, dt.bool), dtype)
+
+
+def _qr_emit(ctx, x, *, full):
+    xa = ctx.in_avals[0]
+    batch, (m, n) = xa.shape[:-2], xa.shape[-2:]
+    nb, k = len(batch), min(m, n)
+    if math.prod(ctx.out_aval.shape) == 0:
+        return ctx.constant(0, ctx.out_aval)
+    if math.prod(xa.shape) == 0:   # no reflectors: Q is the identity's columns, R is empty
+        parts = qr_result_parts(m, n, xa.dtype, full)
+        (_, q_core, _), (_, r_core, _) = parts
+        q = _eye_emit(ctx, tuple(batch) + q_core, xa.dtype)
+        r = ctx.constant(0, aval(tuple(batch) + r_core, xa.dtype))
+        return _pack(ctx, batch, parts, (q, r))
+    prefix = _PREFIX[xa.dtype]
+    tau_a = aval(tuple(batch) + (k,), xa.dtype)
+    a, tau = _custom_call(ctx, f"lapack_{prefix}geqrf_ffi", (x,), (xa,), (xa, tau_a))
+    qcols = m if full else k
+    if qcols > n:       # tall, complete: Q needs m columns of reflector room
+        q_in_a = aval(tuple(batch) + (m, m), xa.dtype)
+        zero = ctx.constant(0, aval((), xa.dtype))
+        q_in = ctx.op("stablehlo.pad", (a, zero), (xa, aval((), xa.dtype)), q_in_a,
+                      attrs=f"edge_padding_low = {_i64s((0,) * (nb + 2))}, "
+                      f"edge_padding_high = {_i64s((0,) * (nb + 1) + (m - n,))}, "
+                      f"interior_padding = {_i64s((0,) * (nb + 2))}")
+    elif qcols < n:     # wide: the first m columns hold the reflectors
+        q_in_a = aval(tuple(batch) + (m, qcols), xa.dtype)
+        q_in = ctx.op("stablehlo.slice", (a,), (xa,), q_in_a,
+                      attrs=f"start_indices = {_i64s((0,) * (nb + 2))}, "
+                      f"limit_indices = {_i64s(tuple(batch) + (m, qcols))}, "
+                      f"strides = {_i64s((1,) * (nb + 2))}")
+    else:
+        q_in_a, q_in = xa, a
+    name = f"lapack_{prefix}{'ungqr' if xa.dtype.kind == 'c' else 'orgqr'}_ffi"
+    q, = _custom_call(ctx, name, (q_in, tau), (q_in_a, tau_a), (q_in_a,))
+    r_a = aval(tuple(batch) + (qcols, n), xa.dtype)
+    r = a
+    if qcols != m:
+        r = ctx.op("stablehlo.slice", (a,), (xa,), r_a,
+                   attrs=f"start_indices = {_i64s((0,) * (nb + 2))}, "
+                   f"limit_indices = {_i64s(tuple(batch) + (qcols, n))}, "
+                   f"strides = {_i64s((1,) * (nb + 2))}")
+    i32 = aval(r_a.shape, dt.int32)
+    rows = ctx.op("stablehlo.iota", (), (), i32, attrs=f"iota_dimension = {nb} : i64")
+    cols = ctx.op("stablehlo.iota", (), (), i32, attrs=f"iota_dimension = {nb + 1} : i64")
+    upper = _compare(ctx, rows, cols, i32, "LE")
+    r = _select(ctx, upper, r, ctx.constant(0, r_a), r_a)
+    return _pack(ctx, batch, qr_result_parts(m, n, xa.dtype, full), (q, r))
+
+
+def _qr_impl(x, *, full):
+    m, n = x.shape[-2:]
+    q, r = np.linalg.qr(x, mode="complete" if full else "reduced")
+    batch = x.shape[:-2]
+    return _pack_impl(batch, qr_result_parts(m, n, dt.from_numpy(x.dtype), full), [q, r])
+
+
+def _qr_jvp(tangents, x, *, out, full):
+    """With C = Q^H dA R^-1 and Omega = tril(C, -1) - tril(C, -1)^H (plus i Im diag(C) for
+    complex matrices, whose R has a real diagonal): dQ = Q (Omega - C) + dA R^-1 and
+    dR = (C - Omega) R. Reduced factorisations of matrices with at least as many rows as
+    columns (square ones for `full`)."""
+    (t,) = tangents
+    if t is None:
+        return None
+    m, n = x.aval.shape[-2:]
+    if m < n or (full and m != n):
+        raise NotImplementedError("the derivative of qr is defined for reduced factorisations "
+                                  "of matrices with at least as many rows as columns")
+    parts = qr_result_parts(m, n, x.aval.dtype, full)
+    q, r = unpack(out, parts)
+    dx_rinv = lax.triangular_solve(r, t, left_side=False, lower=False,
+                                   transpose_a="NO_TRANSPOSE", unit_diagonal=False)
+    c = matmul(adjoint(q), dx_rinv)
+    low = triangle(c, True, -1)
+    omega = lax.subtract(low, adjoint(low))
+    if ad.is_complex(c):
+        imag_part = lax.subtract(c, ad.convert(lax.real(c), c.aval.dtype))
+        omega = lax.add(omega, lax.multiply(eye_like(c), imag_part))
+    dq = lax.add(matmul(q, lax.subtract(omega, c)), dx_rinv)
+    dr = matmul(lax.subtract(c, omega), r)
+    return pack((dq, dr), parts, out)
+
+
+qr = declare("qr", names=batch_names, infer=_qr_infer, emit=_qr_emit, impl=_qr_impl,
+             jvp=_qr_jvp, vjp=ad.transposed(_qr_jvp))
+
+
 # ============================================================================ eigh (syevd / heevd)
 
 def eigh_parts(n, dtype):
@@ -666,7 +899,26 @@ def _eigh_impl(x, *, vectors):
     return _pack_impl(batch, eigh_parts(n, dt.from_numpy(x.dtype)), [vs.reshape(x.shape), ws])
 
 
-eigh = declare("eigh", names=batch_names, infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl)
+def _eigh_jvp(tangents, x, *, out, vectors):
+    """With M = V^H sym(dA) V: dw = Re diag(M), dV = V (F * M), F_ij = 1 / (w_j - w_i) off
+    the diagonal (distinct eigenvalues). Only the Hermitian part of a tangent counts."""
+    (t,) = tangents
+    if t is None:
+        return None
+    n = x.aval.shape[-1]
+    parts = eigh_parts(n, x.aval.dtype)
+    v, w = unpack(out if vectors else lax.eigh(x, vectors=True), parts)
+    m = matmul(adjoint(v), matmul(hermitian_part(t), v))
+    dw = ad.real(diag_part(m))
+    if not vectors:
+        return dw
+    gaps, _, _ = _outer_diff(w, v.aval.shape[:-2] + (n, n))
+    dv = matmul(v, lax.multiply(ad.convert(_inverse_off_diagonal(gaps), v.aval.dtype), m))
+    return pack((dv, dw), parts, out)
+
+
+eigh = declare("eigh", names=batch_names, infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl,
+               jvp=_eigh_jvp, vjp=ad.transposed(_eigh_jvp))
 
 
 # ============================================================================ svd (gesdd)
@@ -739,7 +991,53 @@ def _svd_impl(x, *, mode):
     return _pack_impl(batch, parts, [o.reshape(tuple(batch) + o.shape[1:]) for o in outs])
 
 
-svd = declare("svd", names=batch_names, infer=_svd_infer, emit=_svd_emit, impl=_svd_impl)
+def _svd_jvp(tangents, x, *, out, mode):
+    """The reduced SVD's tangents (the formulas of JAX's svd rule): with M = U^H dA V,
+    dS = Re diag(M), dU = U (F * (M S + S M^H) + (M - M^H) / 2 * S^-1) (+ (I - U U^H) dA V S^-1
+    for tall matrices), dV = V (F * (S M + M^H S)) (+ (I - V V^H) dA^H U S^-1 for wide ones),
+    F_ij = 1 / (s_j^2 - s_i^2) off the diagonal. `mode="A"` needs square matrices."""
+    (t,) = tangents
+    if t is None:
+        return None
+    m, n = x.aval.shape[-2:]
+    k = min(m, n)
+    if k == 0:
+        return None
+    if mode == "A" and m != n:
+        raise NotImplementedError("the derivative of svd(full_matrices=True) of a non-square "
+                                  "matrix is not unique; use full_matrices=False")
+    d = x.aval.dtype
+    parts = svd_parts(m, n, d, "S")
+    u, s, vh = unpack(out if mode != "N" else lax.svd(x, mode="S"), parts)
+    v, uh = adjoint(vh), adjoint(u)
+    mm = matmul(uh, matmul(t, v))
+    ds = ad.real(diag_part(mm))
+    if mode == "N":
+        return ds
+    shape = mm.aval.shape
+    _, s_row, s_col = _outer_diff(s, shape)
+    diffs = lax.multiply(lax.add(s_row, s_col), lax.subtract(s_row, s_col))
+    is_zero = lax.convert(lax.compare(diffs, ad.zeros(diffs), direction="EQ"), dtype=diffs.aval.dtype)
+    f = ad.convert(lax.subtract(lax.divide(ad.const(diffs, 1), lax.add(diffs, is_zero)), is_zero), d)
+    dss = scale_columns(mm, s)
+    sds = scale_rows(mm, s)
+    s_zero = lax.convert(lax.compare(s, ad.zeros(s), direction="EQ"), dtype=s.aval.dtype)
+    s_inv = lax.subtract(lax.divide(ad.const(s, 1), lax.add(s, s_zero)), s_zero)
+    skew = lax.multiply(lax.subtract(mm, adjoint(mm)), ad.const(mm, 0.5))
+    du = matmul(u, lax.add(lax.multiply(f, lax.add(dss, adjoint(dss))),
+                           lax.multiply(skew, scale_columns(eye_like(mm), s_inv))))
+    dv = matmul(v, lax.multiply(f, lax.add(sds, adjoint(sds))))
+    if m > n:
+        dav = matmul(t, v)
+        du = lax.add(du, scale_columns(lax.subtract(dav, matmul(u, matmul(uh, dav))), s_inv))
+    if n > m:
+        dahu = matmul(adjoint(t), u)
+        dv = lax.add(dv, scale_columns(lax.subtract(dahu, matmul(v, matmul(vh, dahu))), s_inv))
+    return pack((du, ds, adjoint(dv)), parts, out)
+
+
+svd = declare("svd", names=batch_names, infer=_svd_infer, emit=_svd_emit, impl=_svd_impl,
+              jvp=_svd_jvp, vjp=ad.transposed(_svd_jvp))
 
 
 # ============================================================================ eig (geev)
@@ -804,4 +1102,39 @@ def _eig_impl(x, *, vectors):
     return _pack_impl(batch, eig_parts(n, dt.from_numpy(x.dtype)), [ws, vs.reshape(x.shape)])
 
 
-eig = declare("eig", names=batch_names, infer=_eig_infer, emit=_eig_emit, impl=_eig_impl)
+def _eig_jvp(tangents, x, *, out, vectors):
+    """With M = V^-1 dA V: dw = diag(M), and before normalisation dV = V (F * M),
+    F_ij = 1 / (w_j - w_i) off the diagonal (distinct eigenvalues); then the derivative of
+    LAPACK's normalisation of each eigenvector (unit 2-norm, largest component real)."""
+    (t,) = tangents
+    if t is None:
+        return None
+    n = x.aval.shape[-1]
+    parts = eig_parts(n, x.aval.dtype)
+    w, v = unpack(out if vectors else lax.eig(x, vectors=True), parts)
+    c = v.aval.dtype
+    mm = solve(v, matmul(ad.convert(t, c), v))
+    dw = diag_part(mm)
+    if not vectors:
+        return dw
+    gaps, _, _ = _outer_diff(w, v.aval.shape)
+    du = matmul(v, lax.multiply(_inverse_off_diagonal(gaps), mm))
+    rows = (len(v.aval.shape) - 2,)
+    # unit norm: Re(v^H dv) = 0 in every column
+    du = lax.subtract(du, scale_columns(v, lax.real(lax.reduce_sum(
+        lax.multiply(ad.conj(v), du), axes=rows))))
+    # phase: the largest component stays real, so its imaginary part turns v by i*phi
+    size = lax.abs(v)
+    top = ad.broadcast(lax.reduce_max(size, axes=rows), size.aval.shape,
+                       tuple(i for i in range(len(size.aval.shape)) if i != rows[0]))
+    at_top = lax.compare(size, top, direction="EQ")
+    vk = lax.real(lax.reduce_sum(lax.select(at_top, v, ad.zeros(v)), axes=rows))
+    duk = lax.imag(lax.reduce_sum(lax.select(at_top, du, ad.zeros(du)), axes=rows))
+    phase = lax.divide(duk, vk)
+    turn = lax.multiply(v, ad.const(v, 1j))
+    dv = lax.subtract(du, scale_columns(turn, phase))
+    return pack((dw, dv), parts, out)
+
+
+eig = declare("eig", names=batch_names, infer=_eig_infer, emit=_eig_emit, impl=_eig_impl,
+              jvp=_eig_jvp, vjp=ad.transposed(_eig_jvp))
