@@ -1,0 +1,14 @@
+"""Random differentiable float64 programs: grad, jvp and (for a third of them) jvp of grad
+and grad of grad agree with central differences of the same program on array-api-strict,
+on the interpreter and on the compiled CPU backend (derivatives.py)."""
+from . import DERIVATIVE_PROGRAMS, SEED
+from .derivatives import check_derivative_program, derivative_programs
+from .rounds import fuzz
+from .runner import format_failures
+
+
+def test_random_derivatives(worker, fuzz_stats):
+    def check(program):
+        failures = check_derivative_program(worker, program, fuzz_stats["derivatives"])
+        assert not failures, format_failures(failures, SEED)
+    fuzz(check, derivative_programs(), SEED + 1, DERIVATIVE_PROGRAMS)

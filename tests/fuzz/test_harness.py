@@ -1,0 +1,87 @@
+"""The fuzzer's own machinery can fail: the comparison flags what it must, the worker
+reports crashes and hangs (and recovers), and the derivative check flags a wrong gradient."""
+import math
+
+import numpy as np
+import pytest
+
+from .compare import problems
+from .derivatives import _derivative_problems
+from .elementwise import FUNCTIONS, apply
+from .reductions import reduce_sum
+from .reference import EXACT, FREE, RANGE, Ref
+from .worker import Worker
+
+
+def test_exact_elements_compare_bit_for_bit():
+    ref = Ref(np.array([-0.0, np.nan, 1.5], np.float32))
+    assert problems(np.array([-0.0, np.nan, 1.5], np.float32), ref) == []
+    assert problems(np.array([0.0, np.nan, 1.5], np.float32), ref)        # sign of zero
+    assert problems(np.array([-0.0, 1.0, 1.5], np.float32), ref)          # nan pattern
+    assert problems(np.array([-0.0, np.nan, np.nextafter(np.float32(1.5), 2)]), ref)  # dtype
+    assert problems(np.array([-0.0, np.nan], np.float32), ref)            # shape
+
+
+def test_correctly_rounded_operations_are_exact_and_transcendental_ones_ranges():
+    a = Ref(np.array([0.1, 3.0], np.float32))
+    b = Ref(np.array([0.2, -0.0], np.float32))
+    s = apply(FUNCTIONS["add"], [a, b], np.float32)
+    assert (s.st == EXACT).all() and s.v[1] == 3.0
+    e = apply(FUNCTIONS["exp"], [a], np.float32)
+    assert (e.st == RANGE).all()
+    assert problems(np.exp(a.v), e) == []
+    assert problems(np.exp(a.v) * np.float32(1.001), e)
+    # a range through a correctly rounded operation stays a range, and cancels properly
+    d = apply(FUNCTIONS["subtract"], [e, e], np.float32)
+    assert (d.st == RANGE).all() and problems(np.zeros(2, np.float32), d) == []
+
+
+def test_order_dependent_overflow_is_free_and_special_sums_exact():
+    big = float(np.finfo(np.float32).max)
+    r = reduce_sum(Ref(np.array([big, big, -big], np.float32)), None)
+    assert r.st == FREE
+    r = reduce_sum(Ref(np.array([np.inf, 1.0, -np.inf], np.float32)), None)
+    assert r.st == EXACT and math.isnan(r.v)
+    assert problems(np.float32(0.0), r)
+
+
+def test_subnormal_results_are_ranges_containing_zero():
+    r = apply(FUNCTIONS["multiply"], [Ref(np.array([1e-30], np.float32)),
+                                      Ref(np.array([1e-10], np.float32))], np.float32)
+    assert r.st[0] == RANGE
+    assert problems(np.array([0.0], np.float32), r) == []
+
+
+def test_worker_reports_crash_hang_and_recovers():
+    crash = ("import os, signal\n\ndef program(dev):\n"
+             "    os.kill(os.getpid(), signal.SIGSEGV)\n")
+    hang = "import time\n\ndef program(dev):\n    time.sleep(60)\n"
+    ok = ("import numpy as np\nimport tlaloc as xp\n\ndef program(dev):\n"
+          "    return [xp.asarray(np.arange(3.0), device=dev) + 1]\n")
+    with Worker() as w:
+        status, detail = w.request({"kind": "program", "source": crash, "mode": "interpreter"})
+        assert status == "crash" and "SIGSEGV" in detail
+        status, detail = w.request({"kind": "program", "source": hang, "mode": "interpreter"},
+                                   timeout=3)
+        assert status == "hang"
+        status, reply = w.request({"kind": "program", "source": ok, "mode": "compiled"})
+        assert status == "reply"
+        np.testing.assert_array_equal(reply["runs"][0][0], [1.0, 2.0, 3.0])
+        assert w.started == 3
+        proc = w.proc
+    assert proc.poll() is not None     # reaped
+
+
+def test_a_wrong_derivative_is_flagged():
+    grads = [np.array([1.0, 2.0])]
+    good = {"value": 3.0, "grad": [np.array([1.0, 2.0])], "jvp": 0.5}
+    assert _derivative_problems(good, 3.0, grads, 0.5) == []
+    bad = dict(good, grad=[np.array([1.0, 2.001])])
+    assert _derivative_problems(bad, 3.0, grads, 0.5)
+    assert _derivative_problems(dict(good, jvp=0.6), 3.0, grads, 0.5)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_nonfinite_derivative_is_flagged(value):
+    grads = [np.array([1.0])]
+    assert _derivative_problems({"grad": [np.array([value])]}, 0.0, grads, 0.0)
