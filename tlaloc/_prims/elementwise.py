@@ -96,9 +96,49 @@ def _power_emit(ctx, x, y):
 
 def _flushed(ctx, x, a):
     """`x` with subnormals replaced by zeros of the same sign."""
-    tiny = float(np.finfo(a.dtype.numpy).tiny)
+    tiny = float(np.finfo(np.float32 if a.dtype is dt.bfloat16 else a.dtype.numpy).tiny)
     small = ctx.compare(ctx.op("stablehlo.abs", (x,), (a,), a), ctx.constant(tiny, a), a, "LT")
     return ctx.select(small, ctx.op("stablehlo.multiply", (x, ctx.constant(0, a)), (a, a), a), x, a)
+
+
+_BITS = {2: (np.uint16, 0x7F80), 4: (np.uint32, 0x7F800000), 8: (np.uint64, 0x7FF0000000000000)}
+
+
+def _flush_bits(x):
+    """`x` (float32, float64 or bfloat16) with subnormals replaced by zeros of the same sign,
+    read from the bits: the interpreter runs with DAZ set, so comparing `x` with zero would
+    see a subnormal as zero already."""
+    if not (x.dtype.kind == "V" or x.dtype in (np.float32, np.float64)):
+        return x
+    utype, exponent = _BITS[x.dtype.itemsize]
+    bits = x.view(utype)
+    sign = utype(1 << (8 * x.dtype.itemsize - 1))
+    sub = ((bits & utype(exponent)) == 0) & ((bits & ~(utype(exponent) | sign)) != 0)
+    if not sub.any():
+        return x
+    return np.where(sub, (bits & sign).view(x.dtype), x)
+
+
+def _log(x):
+    """np.log with the input flushed as XLA:CPU reads it: NumPy's vectorized log, like
+    XLA's, reads the exponent bits of a subnormal (float32 and bfloat16, whose subnormals
+    are float32 ones: log(-1e-40) would be nan, not -inf)."""
+    return np.log(_flush_bits(x))
+
+
+def _atan2(x, y):
+    """np.arctan2 of flushed operands: libm's atan2 reads subnormal bits whatever the
+    floating-point mode (atan2(1e-45, 0) was pi/2, atan2(1e-45, 1e-45) nan in float32)."""
+    return np.arctan2(_flush_bits(x), _flush_bits(y))
+
+
+def _atan2_emit(ctx, x, y):
+    """XLA's atan2 reads subnormal bits too (bfloat16 ones are float32 subnormals): both
+    operands are flushed explicitly."""
+    a = ctx.in_avals[0]
+    if a.dtype in (dt.bfloat16, dt.float32, dt.float64):
+        x, y = _flushed(ctx, x, a), _flushed(ctx, y, ctx.in_avals[1])
+    return ctx.simple("stablehlo.atan2", x, y)
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -163,9 +203,10 @@ def _shift(kind):
         amount = np.where(too_far, 0, y).astype(x.dtype)
         if kind == "left":
             return np.where(too_far, 0, np.left_shift(x, amount)).astype(x.dtype)
-        if kind == "arithmetic":
-            fill = np.where(x < 0, -1, 0) if x.dtype.kind == "i" else 0
-            return np.where(too_far, fill, np.right_shift(x, amount)).astype(x.dtype)
+        if kind == "arithmetic":  # on the bits as signed, unsigned operands too (StableHLO)
+            sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+            r = np.where(too_far, np.where(sx < 0, -1, 0), np.right_shift(sx, amount.view(sx.dtype)))
+            return r.astype(sx.dtype).view(x.dtype)
         ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
         r = np.right_shift(ux, amount.view(ux.dtype))
         return np.where(too_far, 0, r).astype(ux.dtype).view(x.dtype)
@@ -278,11 +319,25 @@ remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", sourc
 power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit,
                 formula=cm.power, rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
-maximum = _binary("maximum", "stablehlo.maximum", np.maximum, "buif", rules=ad.elementwise_rules(
+def _signed_zeros(pick):
+    """np.maximum/np.minimum with StableHLO's zeros (XLA:CPU): -0 < +0, so max(-0, +0) is +0
+    and min(-0, +0) is -0 whatever the operands' order (NumPy returns one of them)."""
+    def impl(x, y):
+        out = pick(x, y)
+        if out.dtype.kind in "fV":  # float, bfloat16
+            both = (x == 0) & (y == 0)
+            if both.any():
+                neg = np.signbit(x) | np.signbit(y) if pick is np.minimum else np.signbit(x) & np.signbit(y)
+                out = np.where(both, np.where(neg, -np.zeros_like(out), np.zeros_like(out)), out)
+        return out
+    return impl
+
+
+maximum = _binary("maximum", "stablehlo.maximum", _signed_zeros(np.maximum), "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
-minimum = _binary("minimum", "stablehlo.minimum", np.minimum, "buif", rules=ad.elementwise_rules(
+minimum = _binary("minimum", "stablehlo.minimum", _signed_zeros(np.minimum), "buif", rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
-atan2 = _binary("atan2", "stablehlo.atan2", np.arctan2, "f", rules=ad.elementwise_rules(
+atan2 = _binary("atan2", "stablehlo.atan2", _atan2, "f", emit=_atan2_emit, rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(y, _sumsq(x, y)), lambda x, y, out: lax.negate(lax.divide(x, _sumsq(x, y)))))
 # x == y gives y (so nextafter(+0, -0) is -0), as in XLA and C99; NumPy's float16 gives x
 nextafter = _binary("nextafter", "chlo.next_after",
@@ -317,7 +372,7 @@ def _expm1(x):
 
 expm1 = _unary("expm1", "stablehlo.exponential_minus_one", _expm1, _INEXACT, formula=cm.expm1,
                rules=ad.elementwise_rules(lambda x, out: lax.add(out, ad.const(out, 1))))
-log = _unary("log", "stablehlo.log", np.log, _INEXACT, emit=_log_emit, formula=cm.log,
+log = _unary("log", "stablehlo.log", _log, _INEXACT, emit=_log_emit, formula=cm.log,
              rules=ad.elementwise_rules(lambda x, out: _inv(x)))
 
 

@@ -386,7 +386,13 @@ erfc = _unary("erfc", "chlo.erfc", "erfc",
               lambda x, out: exp(-(x * x)) * -_TWO_OVER_SQRT_PI, "xp.special.erfc({0})")
 erf_inv = _unary("erf_inv", "chlo.erf_inv", "erfinv",
                  lambda x, out: exp(out * out) * (math.sqrt(math.pi) / 2), "xp.special.erfinv({0})")
-lgamma = _unary("lgamma", "chlo.lgamma", "gammaln",
+def _lgamma(x):
+    """scipy's gammaln, with lgamma(-inf) = +inf (C99, and XLA; scipy gives -inf)."""
+    out = _scipy("gammaln")(x)
+    return np.where(x == -np.inf, np.inf, out)
+
+
+lgamma = _unary("lgamma", "chlo.lgamma", _lgamma,
                 lambda x, out: ap(lax.digamma, x), "xp.special.gammaln({0})")
 # d/dx digamma = polygamma(1, x), for negative x too
 digamma = _unary("digamma", "chlo.digamma", "psi",
