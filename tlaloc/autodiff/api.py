@@ -364,52 +364,175 @@ def _running_fwd() -> set:
     return running
 
 
-class custom_vjp:
+class _Custom:
+    """The front end shared by custom_vjp and custom_jvp: decoration (plain, or with
+    arguments: `@custom_jvp(check=True)`), the call that records the function's outputs as
+    custom-derivative nodes while derivatives are taken, and the finite-difference check of
+    the user's rule (`check=True`: at the first differentiated call, in float64)."""
+
+    kind = "custom"
+
+    def __new__(cls, fun=None, *, check=False):
+        if fun is None:              # used as @custom_jvp(check=True)
+            return functools.partial(cls, check=check)
+        return super().__new__(cls)
+
+    def __init__(self, fun, *, check=False):
+        _callable(fun, self.kind)
+        if not isinstance(check, bool):
+            raise TypeError(f"{self.kind}: check must be True or False, got {check!r}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.check = check
+        self._checked = False
+
+    @property
+    def _name(self):
+        return getattr(self.fun, "__name__", repr(self.fun))
+
+    def _defined(self) -> bool:
+        raise NotImplementedError
+
+    def _evaluate(self, args):
+        """(the function's value, what the rules need later) while derivatives are taken."""
+        raise NotImplementedError
+
+    def __call__(self, *args):
+        if not self._defined():
+            raise TypeError(f"{self.kind} {self._name}: define the rule with "
+                            f"{'defvjp(fwd, bwd)' if self.kind == 'custom_vjp' else 'defjvp'} first")
+        if not is_tracing() or self in _running_fwd():
+            # a rule usually calls the function itself for the value (`return f(x), res`):
+            # that call is the plain function, not the rule again
+            return self.fun(*args)
+        if self.check and not self._checked:
+            self._checked = True
+            self._check_rule(args)
+        value, saved = self._evaluate(args)
+        if isinstance(value, Array):
+            out = _custom_output(self, value, args)
+            _CALLS[out._node] = (args, saved)
+            return out
+        if (self.kind == "custom_jvp" and isinstance(value, tuple)
+                and all(isinstance(v, Array) for v in value)):
+            outs = [_custom_output(self, v, args, output=i) for i, v in enumerate(value)]
+            for o in outs:
+                _CALLS[o._node] = (args, saved)
+            return type(value)(*outs) if hasattr(value, "_fields") else tuple(outs)
+        shape = "an array or a tuple of arrays" if self.kind == "custom_jvp" else "a single array"
+        raise TypeError(f"{self.kind}: the function must return {shape}")
+
+    # ------------------------------------------------------------------ check=True
+
+    def _directional(self, args64, directions):
+        """The rule's derivative in `directions` (one per array argument, None elsewhere) as
+        a flat float64/complex128 NumPy vector to compare with finite differences."""
+        raise NotImplementedError
+
+    def _fd_probe(self, value):
+        """What finite differences of the function's value are compared through."""
+        return value
+
+    def _check_rule(self, args):
+        import numpy as np
+        from .._api.creation import asarray
+        positions = [i for i, a in enumerate(args)
+                     if isinstance(a, Array) and a.dtype.kind in "fc"]
+        if not positions:
+            return
+        rng = np.random.default_rng(0)
+        args64, directions = list(args), [None] * len(args)
+        for i in positions:
+            a = args[i]
+            v = np.asarray(stop_gradient(a)).astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+            args64[i] = asarray(v, device=a.device)
+            d = rng.standard_normal(v.shape)
+            if a.dtype.kind == "c":
+                d = d + 1j * rng.standard_normal(v.shape)
+            directions[i] = d
+        running = _running_fwd()
+        running.add(self)         # the user's code runs as the plain function meanwhile
+        try:
+            rule = self._directional(args64, directions)
+            scale = max([1.0] + [float(np.max(np.abs(np.asarray(args64[i]))))
+                                 for i in positions if np.asarray(args64[i]).size])
+            eps = 1e-6 * scale
+
+            def at(sign):
+                moved = list(args64)
+                for i in positions:
+                    moved[i] = asarray(np.asarray(args64[i]) + sign * eps * directions[i],
+                                       device=args[i].device)
+                return self._fd_probe(self.fun(*moved))
+            fd = (at(1) - at(-1)) / (2 * eps)
+        finally:
+            running.discard(self)
+        fd = np.ravel(np.asarray(fd))
+        rule = np.ravel(np.asarray(rule))
+        if fd.shape != rule.shape:
+            raise ValueError(f"{self.kind} {self._name}: the rule gives a derivative of "
+                             f"{rule.size} elements, finite differences {fd.size}")
+        gap = np.abs(rule - fd)
+        worst = int(np.argmax(gap)) if gap.size else 0
+        tol = 1e-5 * (1.0 + np.abs(fd))
+        if gap.size and not np.all(gap <= tol):
+            raise ValueError(
+                f"{self.kind} {self._name}: the rule disagrees with central finite differences "
+                f"(float64, step {eps:.1e}): largest discrepancy {gap[worst]:.3e} at element "
+                f"{worst} (rule {rule[worst]:.6g}, finite differences {fd[worst]:.6g})")
+
+
+def _flat_values(tree):
+    import numpy as np
+    leaves, _ = _tree.flatten(tree)
+    return np.concatenate([np.ravel(np.asarray(x)).astype(np.complex128) for x in leaves]) \
+        if leaves else np.zeros(0)
+
+
+class custom_vjp(_Custom):
     """A function with a user-supplied reverse-mode rule.
 
-        @tlaloc.custom_vjp
+        @tlaloc.custom_vjp                 # or @tlaloc.custom_vjp(check=True)
         def f(x): ...
         def f_fwd(x): return f(x), residuals
         def f_bwd(residuals, ct): return (ct_x,)   # one entry per argument
         f.defvjp(f_fwd, f_bwd)
 
-    The function must return one array. Forward mode is not available (use custom_jvp)."""
+    The function must return one array. Forward mode is not available (use custom_jvp).
+    check=True compares the rule with central finite differences at the first
+    differentiated call (see docs/derivatives.md)."""
 
-    def __init__(self, fun):
-        _callable(fun, "custom_vjp")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+    kind = "custom_vjp"
+
+    def __init__(self, fun, *, check=False):
+        super().__init__(fun, check=check)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         return self
 
-    def __call__(self, *args):
-        if self.fwd is None:
-            raise TypeError(f"custom_vjp {self.fun.__name__}: call defvjp(fwd, bwd) first")
-        if not is_tracing() or self in _running_fwd():
-            # fwd usually calls the function itself for the value (`return f(x), res`):
-            # that call is the plain function, not this rule again
-            return self.fun(*args)
+    def _defined(self):
+        return self.fwd is not None
+
+    def _evaluate(self, args):
         running = _running_fwd()
         running.add(self)
         try:
-            value, residuals = self.fwd(*args)
+            return self.fwd(*args)
         finally:
             running.discard(self)
-        if not isinstance(value, Array):
-            raise TypeError("custom_vjp: the function must return a single array")
-        out = _custom_output(self, value, args)
-        _CALLS[out._node] = (args, residuals)
-        return out
+
+    def _cotangents(self, args, residuals, ct):
+        cts = self.bwd(residuals, ct)
+        if not isinstance(cts, (tuple, list)) or len(cts) != len(args):
+            raise TypeError(f"custom_vjp {self._name}: bwd must return a tuple with one "
+                            f"cotangent per argument ({len(args)})")
+        return cts
 
     def _vjp_rule(self, out, ct, arg_nodes, output):
         args, residuals = _CALLS[out]
-        cts = self.bwd(residuals, Array._from_node(ct))
-        if not isinstance(cts, (tuple, list)) or len(cts) != len(args):
-            raise TypeError(f"custom_vjp {self.fun.__name__}: bwd must return a tuple with one "
-                            f"cotangent per argument ({len(args)})")
+        cts = self._cotangents(args, residuals, Array._from_node(ct))
         result = []
         for a, c in zip(args, cts):
             if isinstance(a, Array):
@@ -417,14 +540,37 @@ class custom_vjp:
         return result
 
     def _jvp_rule(self, out, tangents, arg_nodes, output):
-        raise TypeError(f"custom_vjp {self.fun.__name__} has no forward-mode rule; "
+        raise TypeError(f"custom_vjp {self._name} has no forward-mode rule; "
                         "define it with custom_jvp to use jvp, jacfwd or hessian")
 
+    # check: Re<u, J d> from the rule (bwd gives J^H u) against finite differences of Re<u, f>
+    def _directional(self, args64, directions):
+        import numpy as np
+        from .._api.creation import asarray
+        value, residuals = self.fwd(*args64)
+        if not isinstance(value, Array):
+            raise TypeError("custom_vjp: the function must return a single array")
+        u = np.random.default_rng(1).standard_normal(value.shape)
+        if value.dtype.kind == "c":
+            u = u + 1j * np.random.default_rng(2).standard_normal(value.shape)
+        self._probe = u
+        cts = self._cotangents(args64, residuals, asarray(u.astype(np.asarray(value).dtype),
+                                                            device=value.device))
+        total = 0.0
+        for c, d in zip(cts, directions):
+            if d is not None and c is not None:
+                total += float(np.real(np.sum(np.conj(np.asarray(c)) * d)))
+        return np.asarray([total])
 
-class custom_jvp:
+    def _fd_probe(self, value):
+        import numpy as np
+        return np.asarray([np.real(np.sum(np.conj(self._probe) * np.asarray(value)))])
+
+
+class custom_jvp(_Custom):
     """A function with a user-supplied forward-mode rule.
 
-        @tlaloc.custom_jvp
+        @tlaloc.custom_jvp                 # or @tlaloc.custom_jvp(check=True)
         def f(x): ...
         @f.defjvp
         def f_jvp(primals, tangents): return f(*primals), tangent_out
@@ -433,30 +579,25 @@ class custom_jvp:
     tangents of the same structure.
 
     Reverse mode transposes the rule: the tangent output is recorded as a function of the
-    tangents and differentiated backwards, which is exact because it is linear in them."""
+    tangents and differentiated backwards, which is exact because it is linear in them.
+    check=True compares the rule with central finite differences at the first
+    differentiated call (see docs/derivatives.md)."""
 
-    def __init__(self, fun):
-        _callable(fun, "custom_jvp")
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+    kind = "custom_jvp"
+
+    def __init__(self, fun, *, check=False):
+        super().__init__(fun, check=check)
         self.rule = None
 
     def defjvp(self, rule):
         self.rule = rule
         return rule
 
-    def __call__(self, *args):
-        if self.rule is None:
-            raise TypeError(f"custom_jvp {self.fun.__name__}: define the rule with defjvp first")
-        value = self.fun(*args)
-        if not is_tracing():
-            return value
-        if isinstance(value, Array):
-            return _custom_output(self, value, args)
-        if isinstance(value, tuple) and all(isinstance(v, Array) for v in value):
-            outs = [_custom_output(self, v, args, output=i) for i, v in enumerate(value)]
-            return type(value)(*outs) if hasattr(value, "_fields") else tuple(outs)
-        raise TypeError("custom_jvp: the function must return an array or a tuple of arrays")
+    def _defined(self):
+        return self.rule is not None
+
+    def _evaluate(self, args):
+        return self.fun(*args), None
 
     def _tangent_out(self, args, tangent_nodes, output):
         tangents, k = [], 0
@@ -473,17 +614,35 @@ class custom_jvp:
         return _as_array(t_out, "custom_jvp")._node
 
     def _jvp_rule(self, out, tangents, arg_nodes, output):
-        args = _CALLS[out]
+        args, _ = _CALLS[out]
         return ad.as_dtype_of(self._tangent_out(args, list(tangents), output), out)
 
     def _vjp_rule(self, out, ct, arg_nodes, output):
-        args = _CALLS[out]
+        args, _ = _CALLS[out]
         with tracing():
             seeds = [variable(ad.zeros(n)) for n in arg_nodes]
             t_out = self._tangent_out(args, seeds, output)
             tape = Tape([t_out], seeds)
         cts = tape.backward({t_out: ad.as_dtype_of(ct, t_out)})
         return [cts[s] for s in seeds]
+
+    # check: the rule's tangent output against finite differences of the outputs
+    def _directional(self, args64, directions):
+        import numpy as np
+        from .._api.creation import asarray
+        tangents = tuple(None if d is None else asarray(d.astype(np.asarray(a).dtype), device=a.device)
+                         if isinstance(a, Array) else None for a, d in zip(args64, directions))
+        tangents = tuple(t if t is not None or not isinstance(a, Array) else _zeros_like_array(a)
+                         for t, a in zip(tangents, args64))
+        _, t_out = self.rule(tuple(args64), tangents)
+        return _flat_values(t_out)
+
+    def _fd_probe(self, value):
+        return _flat_values(value)
+
+
+def _zeros_like_array(a):
+    return Array._from_node(ad.zeros(a._node))
 
 
 class _Checkpointed:
