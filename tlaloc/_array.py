@@ -169,7 +169,7 @@ class Array:
         return builtins.complex(self._scalar("complex"))
 
     def __index__(self) -> builtins.int:
-        if self.dtype.kind not in "iu":
+        if self.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         if self.ndim != 0:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got shape {self.shape}")

@@ -72,6 +72,18 @@ ALL = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NUMPY = {d.numpy: d for d in ALL}
 
+# The standard's dtype categories as strings of kind letters (DType.kind, NumPy's letters:
+# b bool, i signed integer, u unsigned integer, f real floating, c complex floating), for
+# `dtype.kind in INTEGER_KINDS`. Single kinds ("b", "f", "c") are written as letters.
+INTEGER_KINDS = "iu"                # integer: signed and unsigned
+FLOATING_KINDS = "fc"               # floating-point: real and complex floating
+REAL_KINDS = "iuf"                  # real-valued: integer and real floating
+NUMERIC_KINDS = "iufc"              # numeric: every dtype but bool
+SIGNED_NUMERIC_KINDS = "ifc"        # numeric with a sign: signed integer and floating
+INTEGER_OR_BOOL_KINDS = "biu"       # integer or boolean (bitwise operations)
+REAL_OR_BOOL_KINDS = "biuf"         # real-valued or boolean (ordered: sort, max, min)
+ALL_KINDS = "biufc"                 # every dtype
+
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
@@ -170,9 +182,9 @@ def _promote_pair(a: DType, b: DType) -> DType:
             raise TypeError(f"no integer dtype can hold both {a} and {b}; cast one of them "
                             "explicitly with astype")
         return _BY_NAME[f"int{u.bits * 2}"]
-    if kb in "iu":  # integer with inexact: the inexact dtype
+    if kb in INTEGER_KINDS:  # integer with inexact: the inexact dtype
         return a
-    if ka in "iu":
+    if ka in INTEGER_KINDS:
         return b
     # real with complex: complex at the wider precision
     f, c = (a, b) if ka == "f" else (b, a)
@@ -223,11 +235,11 @@ def scalar_dtype(value, array_dtype: DType, name=None) -> DType:
     if isinstance(value, builtins.int):
         if k == "b":
             return DEFAULTS.integral
-        if k in "iu":
+        if k in INTEGER_KINDS:
             check_int_fits(value, array_dtype, name)
         return array_dtype
     if isinstance(value, builtins.float):
-        return array_dtype if k in "fc" else DEFAULTS.real_floating
+        return array_dtype if k in FLOATING_KINDS else DEFAULTS.real_floating
     if isinstance(value, builtins.complex):
         if k == "c":
             return array_dtype
@@ -308,7 +320,7 @@ def _finfo(d: DType) -> finfo_object:
 def finfo(type, /) -> finfo_object:
     d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
     d = canonicalize(d, "finfo", "type")
-    if d.kind not in "fc":
+    if d.kind not in FLOATING_KINDS:
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     return _finfo(d)
 
@@ -316,7 +328,7 @@ def finfo(type, /) -> finfo_object:
 def iinfo(type, /) -> iinfo_object:
     d = type.dtype if hasattr(type, "dtype") and not isinstance(type, DType) else type
     d = canonicalize(d, "iinfo", "type")
-    if d.kind not in "iu":
+    if d.kind not in INTEGER_KINDS:
         raise TypeError(f"iinfo: {d} is not an integer dtype")
     i = np.iinfo(d.numpy)
     return iinfo_object(bits=d.bits, max=int(i.max), min=int(i.min), dtype=d)

@@ -48,7 +48,7 @@ def _norm(name, norm):
 def _complex_input(name, x):
     node = node_of(name, x)
     d = node.aval.dtype
-    if d.kind not in "fc":
+    if d.kind not in dt.FLOATING_KINDS:
         raise TypeError(f"{name}: x must have a floating-point dtype, got {d}")
     if d.kind == "f":
         node = cast(node, dt.complex128 if d is dt.float64 else dt.complex64)

@@ -85,7 +85,7 @@ def _const(node, value, shape=None, dtype=None):
 
 def _floating(name, x, argname="x"):
     node = node_of(name, x, argname)
-    if node.aval.dtype.kind not in "fc":
+    if node.aval.dtype.kind not in dt.FLOATING_KINDS:
         raise TypeError(f"{name}: {argname} must have a floating-point dtype, got {node.aval.dtype}")
     return node
 
@@ -463,7 +463,7 @@ def matrix_power(x, n, /):
     if n == 0:
         return wrap(_like(x, _eye(x.shape[-1], node.aval.dtype, x.shape[:-2], node.device)))
     if n < 0:
-        if node.aval.dtype.kind not in "fc":
+        if node.aval.dtype.kind not in dt.FLOATING_KINDS:
             raise TypeError("matrix_power: a negative power needs a floating-point x")
         x, n = inv(x), -n
     result, base = None, x
@@ -587,7 +587,7 @@ def _rtol(name, rtol, s, m, n):
     if isinstance(rtol, Array):
         node = node_of(name, rtol, "rtol")
         check_devices(name, s, node)
-        if node.aval.dtype.kind not in "iuf":
+        if node.aval.dtype.kind not in dt.REAL_KINDS:
             raise TypeError(f"{name}: rtol must be a real number or real array, got {node.aval.dtype}")
         node = cast(node, r)
         shape = broadcast_shapes(node.aval.shape, batch, name=name)

@@ -50,7 +50,7 @@ def _arg(name, x, argname="x"):
     """(Expr of x in its computing dtype, result dtype)."""
     node = node_of(name, x, argname)
     d = node.aval.dtype
-    if d.kind in "biu":
+    if d.kind in dt.INTEGER_OR_BOOL_KINDS:
         d = dt.DEFAULTS.real_floating
     elif d.kind != "f":
         raise TypeError(f"{name}: {argname} must have a real dtype, got {d}")
@@ -63,7 +63,7 @@ def _args2(name, a, b, names):
     floats = []
     for v, argname in zip((a, b), names):
         if isinstance(v, Array):
-            if v.dtype.kind not in "biuf":
+            if v.dtype.kind not in dt.REAL_OR_BOOL_KINDS:
                 raise TypeError(f"{name}: {argname} must have a real dtype, got {v.dtype}")
             if v.dtype.kind == "f":
                 floats.append(v.dtype)

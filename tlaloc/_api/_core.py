@@ -170,7 +170,7 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
     """A 0-d program input holding a Python scalar (an input, not a constant, so the
     compiled program is reused whatever the value). Every use gets its own leaf: sharing
     leaves of equal values would make the program's structure depend on values."""
-    if dtype.kind in "iu" and not isinstance(value, builtins.bool):
+    if dtype.kind in dt.INTEGER_KINDS and not isinstance(value, builtins.bool):
         dt.check_int_fits(value, dtype, name)
     try:
         host = np.asarray(value, dtype=dtype.numpy)

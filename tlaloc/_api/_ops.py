@@ -165,7 +165,7 @@ def ordered_int(node, zeros_equal=True):
     d = node.aval.dtype
     if d.kind == "b":
         return cast(node, dt.int8)
-    if d.kind in "iu":
+    if d.kind in dt.INTEGER_KINDS:
         return node
     x = node
     if zeros_equal:

@@ -50,7 +50,7 @@ def _infer_python_dtype(obj):
     kind = probe.dtype.kind
     if kind == "b":
         return dt.bool
-    if kind in "iu":
+    if kind in dt.INTEGER_KINDS:
         return dt.DEFAULTS.integral
     if kind == "f":
         return dt.DEFAULTS.real_floating
@@ -108,7 +108,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
         return wrap(_host_leaf(host, dev))
     if not host.dtype.isnative:   # big-endian data (FITS, network formats): native order
         host = host.astype(host.dtype.newbyteorder("="))
-    if host.dtype == object or host.dtype.kind not in "biufc" and host.dtype not in (dt.bfloat16.numpy,):
+    if host.dtype == object or host.dtype.kind not in dt.ALL_KINDS and host.dtype not in (dt.bfloat16.numpy,):
         raise TypeError(f"asarray: unsupported dtype {host.dtype}")
     if dtype is not None and host.dtype != dtype.numpy:
         host = host.astype(dtype.numpy)
@@ -132,7 +132,7 @@ def _has_buffer(obj) -> bool:
 
 
 def _scalar_host(value, d, name="asarray"):
-    if d.kind in "iu" and not isinstance(value, builtins.bool):
+    if d.kind in dt.INTEGER_KINDS and not isinstance(value, builtins.bool):
         if isinstance(value, (builtins.float, builtins.complex)):
             raise TypeError(f"{name}: cannot represent {value!r} as {d}")
         info = np.iinfo(d.numpy)
@@ -239,7 +239,7 @@ def _empty_like_plain(x, /, *, dtype=None, device=None):
 
 def _full_like_plain(x, /, fill_value, *, dtype=None, device=None):
     shape, d, dev = _like("full_like", x, dtype, device)
-    if d.kind in "iu" and isinstance(fill_value, builtins.float):
+    if d.kind in dt.INTEGER_KINDS and isinstance(fill_value, builtins.float):
         raise TypeError(f"full_like: float fill_value for an {d} array")
     return _full("full_like", shape, fill_value, d, dev)
 
@@ -272,7 +272,7 @@ def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
     if d.kind == "b":
         raise TypeError("arange: bool dtype is not supported")
     check_size("arange", (n,), d, dev)
-    if d.kind in "iu" and n and all_int:   # the last value must fit too
+    if d.kind in dt.INTEGER_KINDS and n and all_int:   # the last value must fit too
         dt.check_int_fits(start + (n - 1) * step, d, "arange")
     idx = _iota((n,), d, 0, dev)
     step, start = scalar_node(step, d, dev, "arange"), scalar_node(start, d, dev, "arange")
@@ -293,7 +293,7 @@ def _linspace_plain(start, stop, /, num, *, dtype=None, device=None, endpoint=Tr
             raise TypeError(f"linspace: {name} must be a Python number, got {v!r}")
     is_complex = isinstance(start, builtins.complex) or isinstance(stop, builtins.complex)
     d = _dtype("linspace", dtype, dt.DEFAULTS.complex_floating if is_complex else dt.DEFAULTS.real_floating)
-    if d.kind not in "fc":
+    if d.kind not in dt.FLOATING_KINDS:
         raise TypeError(f"linspace: dtype must be floating, got {d}")
     if is_complex and d.kind != "c":
         raise TypeError(f"linspace: complex endpoints need a complex dtype, got {d}")

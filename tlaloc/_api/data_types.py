@@ -23,7 +23,7 @@ def can_cast(from_, to, /) -> builtins.bool:
             return dt.promote(src, dst) is dst
         except TypeError:
             return False
-    if src.kind in "fc" and dst.kind in "iu" or src.kind == "c":
+    if src.kind in dt.FLOATING_KINDS and dst.kind in dt.INTEGER_KINDS or src.kind == "c":
         return False
     return builtins.bool(np.can_cast(src.numpy, dst.numpy, "safe"))
 

@@ -27,7 +27,7 @@ def _require(name, x, kinds, what):
 def _inexact(name, x):
     """The node of `x` in a floating dtype: integers and bools become the default float."""
     node = node_of(name, x)
-    if node.aval.dtype.kind in "biu":
+    if node.aval.dtype.kind in dt.INTEGER_OR_BOOL_KINDS:
         node = cast(node, dt.DEFAULTS.real_floating)
     return node
 
@@ -48,7 +48,7 @@ def _binary(name, x1, x2, kinds, what):
 
 
 def _float_unary(name, prim, complex_ok=True):
-    kinds = "fc" if complex_ok else "f"
+    kinds = dt.FLOATING_KINDS if complex_ok else "f"
 
     def fn(x, /):
         node = _inexact(name, x)
@@ -126,19 +126,19 @@ def hypot(x1, x2, /):
 # ----------------------------------------------------------------------------- arithmetic
 
 def add(x1, x2, /):
-    a, b = _binary("add", x1, x2, "buifc", "numeric")
+    a, b = _binary("add", x1, x2, dt.ALL_KINDS, "numeric")
     if a.aval.dtype.kind == "b":
         return wrap(_p(ew.bitwise_or, a, b))
     return wrap(_p(ew.add, a, b))
 
 
 def subtract(x1, x2, /):
-    a, b = _binary("subtract", x1, x2, "uifc", "numeric")
+    a, b = _binary("subtract", x1, x2, dt.NUMERIC_KINDS, "numeric")
     return wrap(_p(ew.subtract, a, b))
 
 
 def multiply(x1, x2, /):
-    a, b = _binary("multiply", x1, x2, "buifc", "numeric")
+    a, b = _binary("multiply", x1, x2, dt.ALL_KINDS, "numeric")
     if a.aval.dtype.kind == "b":
         return wrap(_p(ew.bitwise_and, a, b))
     return wrap(_p(ew.multiply, a, b))
@@ -146,7 +146,7 @@ def multiply(x1, x2, /):
 
 def divide(x1, x2, /):
     dtype = result_dtype("divide", x1, x2)
-    if dtype.kind in "biu":
+    if dtype.kind in dt.INTEGER_OR_BOOL_KINDS:
         dtype = dt.DEFAULTS.real_floating
     (a, b), _, _ = operands("divide", x1, x2, dtype=dtype)
     return wrap(_p(ew.divide, a, b))
@@ -157,8 +157,8 @@ def _is_negative(node):
 
 
 def floor_divide(x1, x2, /):
-    a, b = _binary("floor_divide", x1, x2, "uif", "real numeric")
-    if a.aval.dtype.kind in "iu":
+    a, b = _binary("floor_divide", x1, x2, dt.REAL_KINDS, "real numeric")
+    if a.aval.dtype.kind in dt.INTEGER_KINDS:
         q = _p(ew.divide, a, b)
         if a.aval.dtype.kind == "i":
             r = _p(ew.remainder, a, b)
@@ -186,7 +186,7 @@ def floor_divide(x1, x2, /):
 
 
 def remainder(x1, x2, /):
-    a, b = _binary("remainder", x1, x2, "uif", "real numeric")
+    a, b = _binary("remainder", x1, x2, dt.REAL_KINDS, "real numeric")
     r = _p(ew.remainder, a, b)
     zero = _const_like(r, 0)
     if a.aval.dtype.kind == "u":
@@ -203,9 +203,9 @@ def remainder(x1, x2, /):
 
 
 def pow(x1, x2, /):
-    a, b = _binary("pow", x1, x2, "uifc", "numeric")
+    a, b = _binary("pow", x1, x2, dt.NUMERIC_KINDS, "numeric")
     out = _p(ew.power, a, b)
-    if a.aval.dtype.kind in "iu":
+    if a.aval.dtype.kind in dt.INTEGER_KINDS:
         # XLA's integer power reads only the low 6 bits of the exponent and compares it as
         # signed (0 ** 64 gives 1). From 64 on, only bases 0, 1 and -1 (all bits set) do not
         # overflow (or wrap to 0 or +-1): give their exact powers, and 0 for the overflowing
@@ -223,31 +223,31 @@ def pow(x1, x2, /):
 
 
 def negative(x, /):
-    node = _require("negative", x, "uifc", "numeric")
+    node = _require("negative", x, dt.NUMERIC_KINDS, "numeric")
     return wrap(_p(ew.negate, node))
 
 
 def positive(x, /):
-    _require("positive", x, "uifc", "numeric")
+    _require("positive", x, dt.NUMERIC_KINDS, "numeric")
     return fresh(x)
 
 
 def abs(x, /):
-    node = _require("abs", x, "uifc", "numeric")
+    node = _require("abs", x, dt.NUMERIC_KINDS, "numeric")
     if node.aval.dtype.kind == "u":
         return fresh(x)
     return wrap(_p(ew.abs, node))     # complex infinities: the primitive's formula
 
 
 def sign(x, /):
-    node = _require("sign", x, "uifc", "numeric")
+    node = _require("sign", x, dt.NUMERIC_KINDS, "numeric")
     if node.aval.dtype.kind == "u":
         return wrap(cast(_p(ew.compare, node, _const_like(node, 0), direction="NE"), node.aval.dtype))
     return wrap(_p(ew.sign, node))
 
 
 def square(x, /):
-    _require("square", x, "buifc", "numeric")
+    _require("square", x, dt.ALL_KINDS, "numeric")
     return multiply(x, x)
 
 
@@ -257,30 +257,30 @@ def reciprocal(x, /):
 
 
 def maximum(x1, x2, /):
-    a, b = _binary("maximum", x1, x2, "uif", "real numeric")
+    a, b = _binary("maximum", x1, x2, dt.REAL_KINDS, "real numeric")
     return wrap(_p(ew.maximum, a, b))
 
 
 def minimum(x1, x2, /):
-    a, b = _binary("minimum", x1, x2, "uif", "real numeric")
+    a, b = _binary("minimum", x1, x2, dt.REAL_KINDS, "real numeric")
     return wrap(_p(ew.minimum, a, b))
 
 
 def clip(x, /, min=None, max=None):
-    node = _require("clip", x, "uif", "real numeric")
+    node = _require("clip", x, dt.REAL_KINDS, "real numeric")
     dtype = node.aval.dtype
     out = node
     for bound, prim, name in ((min, ew.maximum, "min"), (max, ew.minimum, "max")):
         if bound is None:
             continue
         if isinstance(bound, Array):
-            if bound.dtype.kind != dtype.kind and not (bound.dtype.kind in "iu" and dtype.kind in "iu"):
+            if bound.dtype.kind != dtype.kind and not (bound.dtype.kind in dt.INTEGER_KINDS and dtype.kind in dt.INTEGER_KINDS):
                 raise TypeError(f"clip: {name} has dtype {bound.dtype}, x has {dtype}")
             (_, b), _, shape = operands("clip", x, bound, dtype=dtype)
         else:
             if isinstance(bound, builtins.complex) or not isinstance(bound, (builtins.int, builtins.float)):
                 raise TypeError(f"clip: {name} must be a real number or an array, got {bound!r}")
-            if dtype.kind in "iu":
+            if dtype.kind in dt.INTEGER_KINDS:
                 if isinstance(bound, builtins.float):
                     raise TypeError(f"clip: float bound {bound!r} for an integer array")
                 info = dt.iinfo(dtype)
@@ -296,9 +296,9 @@ def clip(x, /, min=None, max=None):
 
 def _integer_identity(name, prim):
     def fn(x, /):
-        node = _require(name, x, "buifc" if name == "round" else "buif", "real numeric")
+        node = _require(name, x, dt.ALL_KINDS if name == "round" else dt.REAL_OR_BOOL_KINDS, "real numeric")
         kind = node.aval.dtype.kind
-        if kind in "biu":
+        if kind in dt.INTEGER_OR_BOOL_KINDS:
             return fresh(x)
         if kind == "c":
             parts = [_p(prim, _p(part, node)) for part in (ew.real, ew.imag)]
@@ -314,8 +314,8 @@ round = _integer_identity("round", ew.round_even)
 
 
 def trunc(x, /):
-    node = _require("trunc", x, "buif", "real numeric")
-    if node.aval.dtype.kind in "biu":
+    node = _require("trunc", x, dt.REAL_OR_BOOL_KINDS, "real numeric")
+    if node.aval.dtype.kind in dt.INTEGER_OR_BOOL_KINDS:
         return fresh(x)
     return wrap(_p(ew.select, _is_negative(node), _p(ew.ceil, node), _p(ew.floor, node)))
 
@@ -323,19 +323,19 @@ def trunc(x, /):
 # ----------------------------------------------------------------------------- complex parts
 
 def real(x, /):
-    node = _require("real", x, "buifc", "numeric")
+    node = _require("real", x, dt.ALL_KINDS, "numeric")
     return wrap(_p(ew.real, node)) if node.aval.dtype.kind == "c" else fresh(x)
 
 
 def imag(x, /):
-    node = _require("imag", x, "buifc", "numeric")
+    node = _require("imag", x, dt.ALL_KINDS, "numeric")
     if node.aval.dtype.kind == "c":
         return wrap(_p(ew.imag, node))
     return wrap(_const_like(node, 0))
 
 
 def conj(x, /):
-    node = _require("conj", x, "buifc", "numeric")
+    node = _require("conj", x, dt.ALL_KINDS, "numeric")
     if node.aval.dtype.kind != "c":
         return fresh(x)
     return wrap(_p(ew.complex, _p(ew.real, node), _p(ew.negate, _p(ew.imag, node))))
@@ -353,9 +353,9 @@ def _isinf(node):
 
 def _classify(name, real_fn, combine):
     def fn(x, /):
-        node = _require(name, x, "buifc", "numeric")
+        node = _require(name, x, dt.ALL_KINDS, "numeric")
         kind = node.aval.dtype.kind
-        if kind in "biu":
+        if kind in dt.INTEGER_OR_BOOL_KINDS:
             const = name == "isfinite"
             return wrap(constant(const, node.aval.shape, dt.bool, node.device))
         if kind == "c":
@@ -441,7 +441,7 @@ def logical_not(x, /):
     return wrap(_p(ew.bitwise_not, _as_bool(node_of("logical_not", x))))
 
 
-def _bitwise(name, prim, kinds="biu"):
+def _bitwise(name, prim, kinds=dt.INTEGER_OR_BOOL_KINDS):
     def fn(x1, x2, /):
         a, b = _binary(name, x1, x2, kinds, "integer or boolean" if "b" in kinds else "integer")
         return wrap(_p(prim, a, b))
@@ -452,14 +452,14 @@ def _bitwise(name, prim, kinds="biu"):
 bitwise_and = _bitwise("bitwise_and", ew.bitwise_and)
 bitwise_or = _bitwise("bitwise_or", ew.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", ew.bitwise_xor)
-bitwise_left_shift = _bitwise("bitwise_left_shift", ew.shift_left, "iu")
+bitwise_left_shift = _bitwise("bitwise_left_shift", ew.shift_left, dt.INTEGER_KINDS)
 
 
 def bitwise_right_shift(x1, x2, /):
-    a, b = _binary("bitwise_right_shift", x1, x2, "iu", "integer")
+    a, b = _binary("bitwise_right_shift", x1, x2, dt.INTEGER_KINDS, "integer")
     prim = ew.shift_right_arithmetic if a.aval.dtype.kind == "i" else ew.shift_right_logical
     return wrap(_p(prim, a, b))
 
 
 def bitwise_invert(x, /):
-    return wrap(_p(ew.bitwise_not, _require("bitwise_invert", x, "biu", "integer or boolean")))
+    return wrap(_p(ew.bitwise_not, _require("bitwise_invert", x, dt.INTEGER_OR_BOOL_KINDS, "integer or boolean")))

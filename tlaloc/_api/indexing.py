@@ -91,7 +91,7 @@ def _array_entry(node):
     kind = node.aval.dtype.kind
     if kind == "b":
         return _Mask(node, len(node.aval.shape))
-    if kind in "iu":
+    if kind in dt.INTEGER_KINDS:
         return _Ints(node)
     raise IndexError(f"indexing: index arrays must have an integer or boolean dtype, got {node.aval.dtype}")
 
@@ -491,7 +491,7 @@ def _index_node(name, x, indices):
         node = indices._node
     else:
         raise TypeError(f"{name}: indices must be a tlaloc array, got {type(indices).__name__}")
-    if node.aval.dtype.kind not in "iu":
+    if node.aval.dtype.kind not in dt.INTEGER_KINDS:
         raise TypeError(f"{name}: indices must have an integer dtype, got {node.aval.dtype}")
     check_devices(name, x._node, node)
     return node

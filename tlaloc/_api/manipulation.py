@@ -5,6 +5,7 @@ import builtins
 import math
 import operator
 
+from .. import _dtypes as dt
 from .._array import Array
 from .._graph import bind
 from .._prims import indexing as ix
@@ -266,7 +267,7 @@ def _repeat(x, repeats, axis):
         raise TypeError(f"repeat: repeats must be an int or a tlaloc array, got {type(repeats).__name__}")
     rn = repeats._node
     check_devices("repeat", node, rn)
-    if rn.aval.dtype.kind not in "iu":
+    if rn.aval.dtype.kind not in dt.INTEGER_KINDS:
         raise TypeError(f"repeat: repeats must have an integer dtype, got {rn.aval.dtype}")
     if len(rn.aval.shape) > 1 or math.prod(rn.aval.shape) not in (1, n):
         raise ValueError(f"repeat: repeats of shape {rn.aval.shape} do not match the {n} "

@@ -23,6 +23,7 @@ import builtins
 
 import numpy as np
 
+from .. import _dtypes as dt
 from .. import named as _named
 from .._array import Array
 from . import elementwise as _ew
@@ -62,7 +63,7 @@ def _reflected(name, fn):
 def _foreign(name, other):
     """A NumPy scalar acts as the Python scalar it holds; a NumPy array raises; anything else
     is NotImplemented (its own reflected operator may know tlaloc arrays)."""
-    if isinstance(other, np.generic) and other.dtype.kind in "biufc":
+    if isinstance(other, np.generic) and other.dtype.kind in dt.ALL_KINDS:
         return other.item()
     if isinstance(other, np.ndarray):
         # returning NotImplemented would let NumPy compute `x + ndarray` eagerly through

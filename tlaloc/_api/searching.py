@@ -149,7 +149,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if sorter is not None:
         s = node_of("searchsorted", sorter, "sorter")
         check_devices("searchsorted", n1, s)
-        if s.aval.dtype.kind not in "iu":
+        if s.aval.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"searchsorted: sorter must have an integer dtype, got {s.aval.dtype}")
         if s.aval.shape != n1.aval.shape:
             raise ValueError(f"searchsorted: sorter must have x1's shape {n1.aval.shape}, "

@@ -69,7 +69,7 @@ min = _extremum("min", rd.reduce_min)
 
 def _inexact_node(name, x):
     node = node_of(name, x)
-    if node.aval.dtype.kind in "biu":
+    if node.aval.dtype.kind in dt.INTEGER_OR_BOOL_KINDS:
         node = cast(node, dt.DEFAULTS.real_floating)
     return node
 

@@ -15,6 +15,7 @@ holomorphic g contributes ct * conj(g'(z)).
 """
 from __future__ import annotations
 
+from .. import _dtypes as dt
 from .._graph import bind
 from . import lax
 
@@ -77,7 +78,7 @@ def as_dtype_of(node, like):
 
 
 def differentiable(node) -> bool:
-    return node.aval.dtype.kind in "fc"
+    return node.aval.dtype.kind in dt.FLOATING_KINDS
 
 
 def sum_axes(a, axes):

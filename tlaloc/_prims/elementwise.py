@@ -13,9 +13,6 @@ from . import ad, lax
 from . import complex_math as cm
 from .core import aval, common_shape, declare, kinds_check
 
-_ALL = "buifc"
-_NUM = "uifc"
-_INEXACT = "fc"
 
 
 def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=None,
@@ -56,7 +53,7 @@ def _additive_emit(hlo):
     """x + 0 -> x and x - (-0) -> x are wrong for x = -0.0: an operand that XLA would fold
     into a zero literal is shielded."""
     def emit(ctx, x, y):
-        if ctx.out_aval.dtype.kind in "fc":
+        if ctx.out_aval.dtype.kind in dt.FLOATING_KINDS:
             x = _shielded(ctx, x, 0, ctx.is_constant(x))
             y = _shielded(ctx, y, 1, ctx.is_constant(y))
         return ctx.simple(hlo, x, y)
@@ -157,13 +154,13 @@ def _int_divide(x, y):
 
 
 def _divide(x, y):
-    if x.dtype.kind in "iu":
+    if x.dtype.kind in dt.INTEGER_KINDS:
         return _int_divide(x, y)
     return np.true_divide(x, y)
 
 
 def _remainder(x, y):
-    if x.dtype.kind in "iu":
+    if x.dtype.kind in dt.INTEGER_KINDS:
         zero = y == 0
         safe = np.where(zero, 1, y)
         return np.where(zero, x, np.fmod(x, safe))
@@ -171,7 +168,7 @@ def _remainder(x, y):
 
 
 def _power(x, y):
-    if x.dtype.kind in "iu":
+    if x.dtype.kind in dt.INTEGER_KINDS:
         # XLA squares and multiplies over the exponent's low 6 bits only, and compares the
         # exponent with 0 as a signed number (an unsigned one with its top bit set counts as
         # negative); tlaloc.pow corrects exponents >= 64 above this primitive
@@ -272,11 +269,11 @@ def _abs_vjp(ct, x, *, out):
 _ABS_RULES = {"jvp": _abs_jvp, "vjp": _abs_vjp}
 
 
-add = _binary("add", "stablehlo.add", np.add, _NUM, source="{0} + {1}", rules=_ADD_RULES,
+add = _binary("add", "stablehlo.add", np.add, dt.NUMERIC_KINDS, source="{0} + {1}", rules=_ADD_RULES,
               emit=_additive_emit("stablehlo.add"))
-subtract = _binary("subtract", "stablehlo.subtract", np.subtract, _NUM, source="{0} - {1}",
+subtract = _binary("subtract", "stablehlo.subtract", np.subtract, dt.NUMERIC_KINDS, source="{0} - {1}",
                    rules=_SUBTRACT_RULES, emit=_additive_emit("stablehlo.subtract"))
-multiply = _binary("multiply", "stablehlo.multiply", np.multiply, _NUM, source="{0} * {1}", emit=_multiply_emit, rules=ad.elementwise_rules(
+multiply = _binary("multiply", "stablehlo.multiply", np.multiply, dt.NUMERIC_KINDS, source="{0} * {1}", emit=_multiply_emit, rules=ad.elementwise_rules(
     lambda x, y, out: y, lambda x, y, out: x))
 def _int_by_nonzero(ctx, hlo, x, y, at_zero):
     """Integer division or remainder with XLA's result where y == 0 (`at_zero`), computed
@@ -296,27 +293,27 @@ def _divide_emit(ctx, x, y):
     overflow where the division as written does not. Every computed divisor, and a quotient
     as the dividend, is shielded."""
     kind = ctx.out_aval.dtype.kind
-    if kind in "iu":
+    if kind in dt.INTEGER_KINDS:
         all_bits = -1 if kind == "i" else (1 << ctx.out_aval.dtype.bits) - 1
         return _int_by_nonzero(ctx, "stablehlo.divide", x, y, ctx.constant(all_bits, ctx.out_aval))
-    if kind in "fc":
+    if kind in dt.FLOATING_KINDS:
         x = _shielded(ctx, x, 0, ctx.origin(x) == "stablehlo.divide")
         y = _shielded(ctx, y, 1, y in ctx.producer)
     return ctx.simple("stablehlo.divide", x, y)
 
 
 def _remainder_emit(ctx, x, y):
-    if ctx.out_aval.dtype.kind in "iu":
+    if ctx.out_aval.dtype.kind in dt.INTEGER_KINDS:
         return _int_by_nonzero(ctx, "stablehlo.remainder", x, y, x)
     return ctx.simple("stablehlo.remainder", x, y)
 
 
-divide = _binary("divide", "stablehlo.divide", _divide, _NUM, emit=_divide_emit, source=lambda ctx, x, y: (
-    f"{x} / {y}" if ctx.out_aval.dtype.kind in "fc" else None), rules=ad.elementwise_rules(
+divide = _binary("divide", "stablehlo.divide", _divide, dt.NUMERIC_KINDS, emit=_divide_emit, source=lambda ctx, x, y: (
+    f"{x} / {y}" if ctx.out_aval.dtype.kind in dt.FLOATING_KINDS else None), rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(ad.const(y, 1), y), lambda x, y, out: lax.negate(lax.divide(out, y))))
-remainder = _binary("remainder", "stablehlo.remainder", _remainder, "uif", source=False, emit=_remainder_emit, rules=ad.elementwise_rules(
+remainder = _binary("remainder", "stablehlo.remainder", _remainder, dt.REAL_KINDS, source=False, emit=_remainder_emit, rules=ad.elementwise_rules(
     lambda x, y, out: ad.const(x, 1), lambda x, y, out: lax.negate(_trunc(lax.divide(x, y)))))
-power = _binary("power", "stablehlo.power", _power, _NUM, source="{0} ** {1}", emit=_power_emit,
+power = _binary("power", "stablehlo.power", _power, dt.NUMERIC_KINDS, source="{0} ** {1}", emit=_power_emit,
                 formula=cm.power, rules=ad.elementwise_rules(
     lambda x, y, out: _dpow_dx(x, y), lambda x, y, out: _dpow_dy(x, out)))
 def _signed_zeros(pick):
@@ -333,9 +330,9 @@ def _signed_zeros(pick):
     return impl
 
 
-maximum = _binary("maximum", "stablehlo.maximum", _signed_zeros(np.maximum), "buif", rules=ad.elementwise_rules(
+maximum = _binary("maximum", "stablehlo.maximum", _signed_zeros(np.maximum), dt.REAL_OR_BOOL_KINDS, rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "GT"), lambda x, y, out: _pick(y, x, "GT")))
-minimum = _binary("minimum", "stablehlo.minimum", _signed_zeros(np.minimum), "buif", rules=ad.elementwise_rules(
+minimum = _binary("minimum", "stablehlo.minimum", _signed_zeros(np.minimum), dt.REAL_OR_BOOL_KINDS, rules=ad.elementwise_rules(
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
 atan2 = _binary("atan2", "stablehlo.atan2", _atan2, "f", emit=_atan2_emit, rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(y, _sumsq(x, y)), lambda x, y, out: lax.negate(lax.divide(x, _sumsq(x, y)))))
@@ -343,22 +340,22 @@ atan2 = _binary("atan2", "stablehlo.atan2", _atan2, "f", emit=_atan2_emit, rules
 nextafter = _binary("nextafter", "chlo.next_after",
                     lambda x, y: np.where(x == y, y, np.nextafter(x, y)), "f")
 
-bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, "biu", source="{0} & {1}")
-bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, "biu", source="{0} | {1}")
-bitwise_xor = _binary("xor", "stablehlo.xor", np.bitwise_xor, "biu", source="{0} ^ {1}")
-shift_left = _binary("shift_left", "stablehlo.shift_left", _shift("left"), "iu", source="{0} << {1}")
+bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, dt.INTEGER_OR_BOOL_KINDS, source="{0} & {1}")
+bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, dt.INTEGER_OR_BOOL_KINDS, source="{0} | {1}")
+bitwise_xor = _binary("xor", "stablehlo.xor", np.bitwise_xor, dt.INTEGER_OR_BOOL_KINDS, source="{0} ^ {1}")
+shift_left = _binary("shift_left", "stablehlo.shift_left", _shift("left"), dt.INTEGER_KINDS, source="{0} << {1}")
 shift_right_arithmetic = _binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic",
-                                 _shift("arithmetic"), "iu", source="{0} >> {1}")
+                                 _shift("arithmetic"), dt.INTEGER_KINDS, source="{0} >> {1}")
 shift_right_logical = _binary("shift_right_logical", "stablehlo.shift_right_logical",
-                              _shift("logical"), "iu", source=False)
+                              _shift("logical"), dt.INTEGER_KINDS, source=False)
 
-negate = _unary("negate", "stablehlo.negate", np.negative, _NUM, source="-{0}", rules=ad.elementwise_rules(
+negate = _unary("negate", "stablehlo.negate", np.negative, dt.NUMERIC_KINDS, source="-{0}", rules=ad.elementwise_rules(
     lambda x, out: ad.const(x, -1)))
-bitwise_not = _unary("not", "stablehlo.not", np.invert, "biu", source="~{0}")
-abs = _unary("abs", "stablehlo.abs", np.abs, "ifc", result=dt.real_of, rules=_ABS_RULES,
+bitwise_not = _unary("not", "stablehlo.not", np.invert, dt.INTEGER_OR_BOOL_KINDS, source="~{0}")
+abs = _unary("abs", "stablehlo.abs", np.abs, dt.SIGNED_NUMERIC_KINDS, result=dt.real_of, rules=_ABS_RULES,
              formula=cm.abs)
-sign = _unary("sign", "stablehlo.sign", _sign, "ifc", formula=cm.sign, formula_kinds="fc")
-exp = _unary("exp", "stablehlo.exponential", np.exp, _INEXACT, formula=cm.exp,
+sign = _unary("sign", "stablehlo.sign", _sign, dt.SIGNED_NUMERIC_KINDS, formula=cm.sign, formula_kinds=dt.FLOATING_KINDS)
+exp = _unary("exp", "stablehlo.exponential", np.exp, dt.FLOATING_KINDS, formula=cm.exp,
              rules=ad.elementwise_rules(lambda x, out: out))
 
 
@@ -370,9 +367,11 @@ def _expm1(x):
     return out
 
 
-expm1 = _unary("expm1", "stablehlo.exponential_minus_one", _expm1, _INEXACT, formula=cm.expm1,
+expm1 = _unary("expm1", "stablehlo.exponential_minus_one", _expm1, dt.FLOATING_KINDS, formula=cm.expm1,
                rules=ad.elementwise_rules(lambda x, out: lax.add(out, ad.const(out, 1))))
-log = _unary("log", "stablehlo.log", _log, _INEXACT, emit=_log_emit, formula=cm.log,
+
+
+log = _unary("log", "stablehlo.log", _log, dt.FLOATING_KINDS, emit=_log_emit, formula=cm.log,
              rules=ad.elementwise_rules(lambda x, out: _inv(x)))
 
 
@@ -398,14 +397,14 @@ def _log1p_emit(ctx, x):
     return ctx.op("stablehlo.select", (inside, alt, out), (b, a, a), a)
 
 
-log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, _INEXACT, emit=_log1p_emit,
+log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, dt.FLOATING_KINDS, emit=_log1p_emit,
                formula=cm.log1p, rules=ad.elementwise_rules(
                    lambda x, out: _inv(lax.add(x, ad.const(x, 1)))))
-sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, _INEXACT, emit=_sqrt_emit, formula=cm.sqrt, rules=ad.elementwise_rules(
+sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, dt.FLOATING_KINDS, emit=_sqrt_emit, formula=cm.sqrt, rules=ad.elementwise_rules(
     lambda x, out: lax.divide(ad.const(out, 0.5), out)))
-rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), _INEXACT, source="1 / xp.sqrt({0})",
+rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), dt.FLOATING_KINDS, source="1 / xp.sqrt({0})",
               rules=ad.elementwise_rules(lambda x, out: lax.multiply(ad.const(x, -0.5), lax.divide(out, x))))
-logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), _INEXACT,
+logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), dt.FLOATING_KINDS,
                  source="1 / (1 + xp.exp(-{0}))",
                  rules=ad.elementwise_rules(lambda x, out: lax.multiply(out, lax.subtract(ad.const(out, 1), out))))
 
@@ -420,29 +419,29 @@ def _trig_emit(which, hlo):
     return emit
 
 
-sin = _unary("sin", "stablehlo.sine", np.sin, _INEXACT, emit=_trig_emit("sin", "stablehlo.sine"),
+sin = _unary("sin", "stablehlo.sine", np.sin, dt.FLOATING_KINDS, emit=_trig_emit("sin", "stablehlo.sine"),
              formula=cm.sin, rules=ad.elementwise_rules(lambda x, out: lax.cos(x)))
-cos = _unary("cos", "stablehlo.cosine", np.cos, _INEXACT, emit=_trig_emit("cos", "stablehlo.cosine"),
+cos = _unary("cos", "stablehlo.cosine", np.cos, dt.FLOATING_KINDS, emit=_trig_emit("cos", "stablehlo.cosine"),
              formula=cm.cos, rules=ad.elementwise_rules(lambda x, out: lax.negate(lax.sin(x))))
-tan = _unary("tan", "stablehlo.tan", np.tan, _INEXACT, formula=cm.tan, rules=ad.elementwise_rules(
+tan = _unary("tan", "stablehlo.tan", np.tan, dt.FLOATING_KINDS, formula=cm.tan, rules=ad.elementwise_rules(
     lambda x, out: lax.add(ad.const(out, 1), ad.square(out))))
-tanh = _unary("tanh", "stablehlo.tanh", np.tanh, _INEXACT, formula=cm.tanh, rules=ad.elementwise_rules(
+tanh = _unary("tanh", "stablehlo.tanh", np.tanh, dt.FLOATING_KINDS, formula=cm.tanh, rules=ad.elementwise_rules(
     lambda x, out: lax.subtract(ad.const(out, 1), ad.square(out))))
-asin = _unary("asin", "chlo.asin", np.arcsin, _INEXACT, formula=cm.asin, rules=ad.elementwise_rules(
+asin = _unary("asin", "chlo.asin", np.arcsin, dt.FLOATING_KINDS, formula=cm.asin, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x)))))
-acos = _unary("acos", "chlo.acos", np.arccos, _INEXACT, formula=cm.acos, rules=ad.elementwise_rules(
+acos = _unary("acos", "chlo.acos", np.arccos, dt.FLOATING_KINDS, formula=cm.acos, rules=ad.elementwise_rules(
     lambda x, out: lax.negate(lax.rsqrt(lax.subtract(ad.const(x, 1), ad.square(x))))))
-atan = _unary("atan", "chlo.atan", np.arctan, _INEXACT, formula=cm.atan, rules=ad.elementwise_rules(
+atan = _unary("atan", "chlo.atan", np.arctan, dt.FLOATING_KINDS, formula=cm.atan, rules=ad.elementwise_rules(
     lambda x, out: _inv(lax.add(ad.const(x, 1), ad.square(x)))))
-sinh = _unary("sinh", "chlo.sinh", np.sinh, _INEXACT, formula=cm.sinh, rules=ad.elementwise_rules(
+sinh = _unary("sinh", "chlo.sinh", np.sinh, dt.FLOATING_KINDS, formula=cm.sinh, rules=ad.elementwise_rules(
     lambda x, out: lax.cosh(x)))
-cosh = _unary("cosh", "chlo.cosh", np.cosh, _INEXACT, formula=cm.cosh, rules=ad.elementwise_rules(
+cosh = _unary("cosh", "chlo.cosh", np.cosh, dt.FLOATING_KINDS, formula=cm.cosh, rules=ad.elementwise_rules(
     lambda x, out: lax.sinh(x)))
-asinh = _unary("asinh", "chlo.asinh", np.arcsinh, _INEXACT, formula=cm.asinh, rules=ad.elementwise_rules(
+asinh = _unary("asinh", "chlo.asinh", np.arcsinh, dt.FLOATING_KINDS, formula=cm.asinh, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.add(ad.square(x), ad.const(x, 1)))))
-acosh = _unary("acosh", "chlo.acosh", np.arccosh, _INEXACT, formula=cm.acosh, rules=ad.elementwise_rules(
+acosh = _unary("acosh", "chlo.acosh", np.arccosh, dt.FLOATING_KINDS, formula=cm.acosh, rules=ad.elementwise_rules(
     lambda x, out: lax.rsqrt(lax.multiply(lax.subtract(x, ad.const(x, 1)), lax.add(x, ad.const(x, 1))))))
-atanh = _unary("atanh", "chlo.atanh", np.arctanh, _INEXACT, formula=cm.atanh, rules=ad.elementwise_rules(
+atanh = _unary("atanh", "chlo.atanh", np.arctanh, dt.FLOATING_KINDS, formula=cm.atanh, rules=ad.elementwise_rules(
     lambda x, out: _inv(lax.subtract(ad.const(x, 1), ad.square(x)))))
 floor = _unary("floor", "stablehlo.floor", np.floor, "f")
 ceil = _unary("ceil", "stablehlo.ceil", np.ceil, "f")
@@ -491,7 +490,7 @@ def _compare_infer(x, y, *, direction):
         raise ValueError(f"compare: unknown direction {direction!r}")
     if x.dtype.kind == "c" and direction not in ("EQ", "NE"):
         raise TypeError("compare: complex numbers are not ordered")
-    return aval(kinds_check("compare", _ALL)(x, y).shape, dt.bool)
+    return aval(kinds_check("compare", dt.ALL_KINDS)(x, y).shape, dt.bool)
 
 
 def _compare_emit(ctx, x, y, *, direction):
@@ -512,7 +511,7 @@ def _select_infer(pred, on_true, on_false):
     if pred.dtype is not dt.bool:
         raise TypeError("select: predicate must be a bool array")
     return aval(common_shape(pred, on_true, on_false),
-                kinds_check("select", _ALL)(on_true, on_false).dtype)
+                kinds_check("select", dt.ALL_KINDS)(on_true, on_false).dtype)
 
 
 def _select_jvp(tangents, pred, a, b, *, out):
@@ -543,7 +542,7 @@ def _convert_impl(x, *, dtype):
     target = dtype.numpy
     if dtype.kind == "b":
         return x != 0
-    if (x.dtype.kind in "fc" or x.dtype == dt.bfloat16.numpy) and dtype.kind in "iu":
+    if (x.dtype.kind in dt.FLOATING_KINDS or x.dtype == dt.bfloat16.numpy) and dtype.kind in dt.INTEGER_KINDS:
         # XLA saturates out-of-range values and maps NaN to 0 (bfloat16 too: NumPy's kind
         # for it is "V", and its astype wraps)
         info = np.iinfo(target)
@@ -571,7 +570,7 @@ def _convert_vjp(ct, x, *, out, dtype):
 
 def _convert_emit(ctx, x, *, dtype):
     src = ctx.in_avals[0]
-    if src.dtype.kind == "b" and dtype.kind in "fc":
+    if src.dtype.kind == "b" and dtype.kind in dt.FLOATING_KINDS:
         # XLA's simplifier turns convert(pred) * y into select(pred, y, 0), which is wrong
         # when y is inf or nan (False * inf must be nan) or negative (False * -3 is -0.0);
         # converting through uint8 keeps the IEEE result

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import elementwise as ew
@@ -32,7 +33,7 @@ def _ints(values) -> str:
 
 
 def _check(name, x, idx, axes):
-    if idx.dtype.kind not in "iu":
+    if idx.dtype.kind not in dt.INTEGER_KINDS:
         raise TypeError(f"internal: {name} indices must be integers, got {idx.dtype}")
     if not idx.shape or idx.shape[-1] != len(axes):
         raise ValueError(f"internal: {name} indices of shape {idx.shape} for axes {axes}")

@@ -62,7 +62,7 @@ def _reduction(kind, numpy_fn, kinds):
 
     def source(ctx, x, *, axes):
         dtype = ctx.out_aval.dtype
-        keep = f", dtype=xp.{dtype}" if kind in ("sum", "prod") and dtype.kind in "iu" else ""
+        keep = f", dtype=xp.{dtype}" if kind in ("sum", "prod") and dtype.kind in dt.INTEGER_KINDS else ""
         return f"xp.{kind}({x}, axis={axes}{keep})"
 
     return declare(name, infer=infer, emit=emit, impl=impl, source=source, names=reduced_names,
@@ -115,10 +115,10 @@ _REDUCE_RULES = {
 
 # The ufuncs' reduce methods, not np.sum & co: those wrap them in Python that costs more than
 # the reduction itself on the small arrays the interpreter tier runs.
-reduce_sum = _reduction("sum", lambda x, axis: np.add.reduce(x, axis=axis, dtype=x.dtype), "uifc")
-reduce_prod = _reduction("prod", lambda x, axis: np.multiply.reduce(x, axis=axis, dtype=x.dtype), "uifc")
-reduce_max = _reduction("max", lambda x, axis: np.maximum.reduce(x, axis=axis, initial=_identity("max", dt.from_numpy(x.dtype))), "buif")
-reduce_min = _reduction("min", lambda x, axis: np.minimum.reduce(x, axis=axis, initial=_identity("min", dt.from_numpy(x.dtype))), "buif")
+reduce_sum = _reduction("sum", lambda x, axis: np.add.reduce(x, axis=axis, dtype=x.dtype), dt.NUMERIC_KINDS)
+reduce_prod = _reduction("prod", lambda x, axis: np.multiply.reduce(x, axis=axis, dtype=x.dtype), dt.NUMERIC_KINDS)
+reduce_max = _reduction("max", lambda x, axis: np.maximum.reduce(x, axis=axis, initial=_identity("max", dt.from_numpy(x.dtype))), dt.REAL_OR_BOOL_KINDS)
+reduce_min = _reduction("min", lambda x, axis: np.minimum.reduce(x, axis=axis, initial=_identity("min", dt.from_numpy(x.dtype))), dt.REAL_OR_BOOL_KINDS)
 
 
 # dot_general: contract lhs dims with rhs dims, batch over paired dims.
@@ -174,7 +174,7 @@ def _dot_exact(lhs, rhs, contract, batch):
 
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
-    if lhs.dtype.kind in "fc" and (math.prod(lhs.shape[i] for i in lc) == 1
+    if lhs.dtype.kind in dt.FLOATING_KINDS and (math.prod(lhs.shape[i] for i in lc) == 1
                                    or not (np.isfinite(lhs).all() and np.isfinite(rhs).all())):
         return _dot_exact(lhs, rhs, contract, batch)
     if not lb:

@@ -44,7 +44,7 @@ def _infer(x, *, axis, kind):
         raise ValueError(f"internal: cumulative kind {kind!r}")
     if not 0 <= axis < len(x.shape):
         raise ValueError(f"internal: cumulative axis {axis} of a {len(x.shape)}-d operand")
-    allowed = "uifc" if kind in ("sum", "prod") else "buif"
+    allowed = dt.NUMERIC_KINDS if kind in ("sum", "prod") else dt.REAL_OR_BOOL_KINDS
     if x.dtype.kind not in allowed:
         raise TypeError(f"cumulative {kind}: unsupported dtype {x.dtype}")
     return x

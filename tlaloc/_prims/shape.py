@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _dtypes as dt
 from .. import _graph
 from .._graph import Aval
 from . import ad, lax
@@ -271,7 +272,7 @@ def _clamped_starts(shape, sizes, starts):
 
 
 def _dynamic_slice_infer(x, *starts, sizes):
-    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in dt.INTEGER_KINDS for s in starts):
         raise TypeError("internal: dynamic_slice needs one 0-d integer start per axis")
     if any(not 0 <= k <= n for k, n in zip(sizes, x.shape)):
         raise ValueError(f"internal: dynamic_slice sizes {sizes} for shape {x.shape}")
@@ -310,7 +311,7 @@ def _dynamic_update_infer(x, update, *starts):
     if update.dtype is not x.dtype or len(update.shape) != len(x.shape) or any(
             k > n for k, n in zip(update.shape, x.shape)):
         raise ValueError(f"internal: dynamic_update_slice of {update} into {x}")
-    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in "iu" for s in starts):
+    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in dt.INTEGER_KINDS for s in starts):
         raise TypeError("internal: dynamic_update_slice needs one 0-d integer start per axis")
     return x
 

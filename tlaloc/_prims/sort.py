@@ -32,7 +32,7 @@ def _infer(*operands, dimension, num_keys, descending, output):
     if not 1 <= num_keys <= len(operands) or not 0 <= output < len(operands):
         raise ValueError("internal: sort num_keys/output out of range")
     for o in operands[:num_keys]:
-        if o.dtype.kind not in "buif":
+        if o.dtype.kind not in dt.REAL_OR_BOOL_KINDS:
             raise TypeError(f"internal: sort keys must be real, got {o.dtype}")
     return operands[output]
 
@@ -116,7 +116,7 @@ def _rank(key):
     """Dense ranks in NumPy's order: NaNs share the top rank, -0.0 == +0.0."""
     if key.size == 0:
         return np.zeros(key.shape, dtype=np.int64)
-    if key.dtype.kind not in "biuf":   # bfloat16: NumPy's sort is not NaN-aware for it
+    if key.dtype.kind not in dt.REAL_OR_BOOL_KINDS:   # bfloat16: NumPy's sort is not NaN-aware for it
         key = key.astype(np.float32)
     _, inverse = np.unique(key.reshape(-1), return_inverse=True)
     return inverse.reshape(key.shape).astype(np.int64)

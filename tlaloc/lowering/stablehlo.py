@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dtypes import DType
+from .._dtypes import DType, INTEGER_KINDS
 from .._dtypes import bool as _BOOL
 
 
@@ -32,7 +32,7 @@ def scalar_literal(value, dtype: DType) -> str:
     """The element of a `dense<...>` attribute holding `value` as `dtype`."""
     if dtype.kind == "b":
         return "true" if value else "false"
-    if dtype.kind in "iu":
+    if dtype.kind in INTEGER_KINDS:
         return str(int(value))
     if dtype.kind == "f":
         return _float_bits(value, dtype.numpy)

@@ -213,7 +213,7 @@ def key(seed, *, device=None) -> Array:
     integer tlaloc array (a traced seed inside tlaloc.jit)."""
     from .._api.creation import asarray
     if isinstance(seed, Array):
-        if seed.ndim != 0 or seed.dtype.kind not in "iu":
+        if seed.ndim != 0 or seed.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"key: a seed array must be a 0-d integer array, got shape "
                             f"{seed.shape} and dtype {seed.dtype}")
         s = V(seed._node)
@@ -305,7 +305,7 @@ def fold_in(key, data) -> Array:
     from .._api._core import scalar_node
     k0, k1 = key_words("fold_in", key)
     if isinstance(data, Array):
-        if data.ndim != 0 or data.dtype.kind not in "iu":
+        if data.ndim != 0 or data.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"fold_in: data must be an int or a 0-d integer array, got shape "
                             f"{data.shape} and dtype {data.dtype}")
         d = V(data._node)

@@ -287,7 +287,7 @@ def _int_dtype(name, dtype):
     if dtype is None:
         return dt.DEFAULTS.integral
     d = dt.canonicalize(dtype, name)
-    if d.kind not in "iu":
+    if d.kind not in dt.INTEGER_KINDS:
         raise TypeError(f"{name}: dtype must be an integer dtype, got {d}")
     return d
 
@@ -317,7 +317,7 @@ def integers(key, low, high=None, shape=None, dtype=None) -> Array:
     for k in ("low", "high"):
         v = ps.values[k]
         if isinstance(v, Array):
-            if v.dtype.kind not in "iu":
+            if v.dtype.kind not in dt.INTEGER_KINDS:
                 raise TypeError(f"integers: {k} must be an integer array, got dtype {v.dtype}")
         elif not builtins.float(v).is_integer() or isinstance(v, (builtins.float, np.floating)):
             raise TypeError(f"integers: {k} must be an integer, got {v!r}")

@@ -109,7 +109,7 @@ class Params:
                 if v.device != device:
                     raise ValueError(f"{fname}: {k} is on {v.device}, the key on {device}; "
                                      "move one with to_device")
-                if v.dtype.kind not in "iuf":
+                if v.dtype.kind not in dt.REAL_KINDS:
                     raise TypeError(f"{fname}: {k} must be a real array, got dtype {v.dtype}")
                 self.shapes.append(v.shape)
                 if v._names is not None:
@@ -119,7 +119,7 @@ class Params:
             elif isinstance(v, np.ndarray):
                 from .._api.creation import asarray
                 v = asarray(np.asarray(v), device=device)
-                if v.dtype.kind not in "iuf":
+                if v.dtype.kind not in dt.REAL_KINDS:
                     raise TypeError(f"{fname}: {k} must be real numbers, got dtype {v.dtype}")
                 self.shapes.append(v.shape)
             else:
@@ -150,6 +150,6 @@ class Params:
         v = self.values[k]
         if isinstance(v, Array):
             return broadcast_to_shape(cast(v._node, dtype), tuple(shape))
-        if dtype.kind in "iu":
+        if dtype.kind in dt.INTEGER_KINDS:
             return scalar_node(builtins.int(v), dtype, self.device)
         return scalar_node(builtins.float(v), dtype, self.device)
