@@ -218,11 +218,10 @@ def _gen_op(b):
                             (len(idx),) + s[1:], "take")
         start = draw(st.integers(0, s[0] - 1))
         step = draw(st.sampled_from([1, 2, -1]))
-        sl = f"{start}::{step}"
         length = len(range(s[0])[start::step])
         # "..." for the other axes: the standard (and array-api-strict) wants every axis
         # of a multi-dimensional array indexed, or an ellipsis
-        return b.define(f"v{x}[{sl}, ...]", (length,) + s[1:], "getitem")
+        return b.define(f"v{x}[{start}::{step}, ...]", (length,) + s[1:], "getitem")
     if family == "setitem" and n >= 1 and s[0] > 0:
         i = draw(st.integers(-s[0], s[0] - 1))
         y = b.pick(lambda r: _broadcasts(r, s[1:]) and np.broadcast_shapes(r, s[1:]) == s[1:])
