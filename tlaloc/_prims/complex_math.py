@@ -311,8 +311,85 @@ def power(x, y):
     return select(and_(eq(x, ad.zeros(x)), positive), zero, out)
 
 
-exp, expm1 = _plain("exp"), _plain("expm1")
-cos, cosh, tan, tanh = _plain("cos"), _plain("cosh"), _plain("tan"), _plain("tanh")
+def _finite_from_parts(name, parts_rule):
+    """Formula: `parts_rule(x, y)` (real functions of the parts, for finite z) with the
+    standard's special values where a part is not finite. Both backends then compute the
+    same composition (XLA's complex exp and NumPy's differ in the signs of zero parts)."""
+    def formula(z):
+        return with_special_values(name, z, lax.complex(*parts_rule(*parts(z))))
+    formula.__name__ = name
+    return formula
+
+
+def _exp_parts(x, y):
+    """exp(x + iy) = e^x cos y + i e^x sin y, e^x as (e^(x/2))^2 so that e^x cos y stays finite
+    where e^x alone overflows; a zero imaginary part stays exact: exp(x + 0i) = e^x + 0i."""
+    h = lax.exp(mul(x, c(x, 0.5)))
+    zero = _eq0(y)
+    re = select(zero, lax.exp(x), mul(mul(h, lax.cos(y)), h))
+    im = select(zero, y, mul(mul(h, lax.sin(y)), h))
+    return re, im
+
+
+def _expm1_parts(x, y):
+    """expm1(x + iy) = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y (no cancellation for a
+    small z); expm1(x + 0i) = expm1(x) + 0i."""
+    s = lax.sin(mul(y, c(y, 0.5)))
+    zero = _eq0(y)
+    re = select(zero, lax.expm1(x), sub(mul(lax.expm1(x), lax.cos(y)), mul(c(x, 2.0), mul(s, s))))
+    h = lax.exp(mul(x, c(x, 0.5)))
+    im = select(zero, y, mul(mul(h, lax.sin(y)), h))
+    return re, im
+
+
+def _cosh_parts(x, y):
+    """cosh(x + iy) = cosh x cos y + i sinh x sin y; with y = 0 the imaginary part is the
+    zero of sign(x) * sign(y) (sinh x * 0 would be nan where sinh x overflows)."""
+    one = c(x, 1.0)
+    sgn = select(signbit(x), neg(one), one)
+    zero = _eq0(y)
+    re = select(zero, lax.cosh(x), mul(lax.cosh(x), lax.cos(y)))
+    im = select(zero, mul(sgn, y), mul(lax.sinh(x), lax.sin(y)))
+    return re, im
+
+
+exp, expm1 = _finite_from_parts("exp", _exp_parts), _finite_from_parts("expm1", _expm1_parts)
+cosh = _finite_from_parts("cosh", _cosh_parts)
+
+
+def cos(z):
+    """cos(z) = cosh(iz), iz = -y + ix, with cos's special values."""
+    x, y = parts(z)
+    return with_special_values("cos", z, lax.complex(*_cosh_parts(neg(y), x)))
+
+
+def _tanh_parts(x, y):
+    """Kahan's tanh(x + iy) for finite z: with t = tan y, s = sinh x, rho = sqrt(1 + s^2),
+    tanh z = (beta rho s + i t) / (1 + beta s^2), beta = 1 + t^2; for |x| > 20 (where s^2
+    could overflow) it is sign(x) + 4i sin y cos y e^(-2|x|). Zero parts keep their signs."""
+    t = lax.tan(y)
+    beta = lax.add(c(x, 1.0), mul(t, t))
+    s = lax.sinh(x)
+    ss = mul(s, s)
+    rho = lax.sqrt(lax.add(c(x, 1.0), ss))
+    denom = lax.add(c(x, 1.0), mul(beta, ss))
+    re = lax.divide(mul(mul(beta, rho), s), denom)
+    im = lax.divide(t, denom)
+    one = c(x, 1.0)
+    far = lax.compare(fabs(x), c(x, 20.0), direction="GT")
+    far_re = select(signbit(x), neg(one), one)
+    far_im = mul(mul(c(x, 4.0), mul(lax.sin(y), lax.cos(y))), lax.exp(mul(c(x, -2.0), fabs(x))))
+    return select(far, far_re, re), select(far, far_im, im)
+
+
+tanh = _finite_from_parts("tanh", _tanh_parts)
+
+
+def tan(z):
+    """tan(z) = -i tanh(iz), iz = -y + ix, with tan's special values."""
+    x, y = parts(z)
+    a, b = _tanh_parts(neg(y), x)
+    return with_special_values("tan", z, lax.complex(b, neg(a)))
 log, sqrt = _symmetric("log", False), _symmetric("sqrt", False)
 acos, acosh = _symmetric("acos", False), _symmetric("acosh", False)
 asin, atan = _symmetric("asin", True), _symmetric("atan", True)

@@ -174,6 +174,15 @@ def _scatter_impl(x, idx, updates, *, axes, mode):
         fn.at(front, where, ups)
     else:
         _UFUNC[mode].at(front, where, ups)
+        if mode in ("min", "max") and out.dtype.kind in "fV":
+            # XLA orders -0 < +0 (ufunc.at keeps the zero that came first): a max that is
+            # zero is +0 when a candidate was +0, a min -0 when one was -0
+            sign = mode == "min"
+            wanted = (np.moveaxis(x, axes, tuple(range(len(axes)))) == 0) & \
+                (np.signbit(np.moveaxis(x, axes, tuple(range(len(axes))))) == sign)
+            np.logical_or.at(wanted, where, (ups == 0) & (np.signbit(ups) == sign))
+            zeros = front == 0
+            front[zeros] = np.where(wanted[zeros] == sign, -0.0, 0.0).astype(out.dtype)
     return out
 
 

@@ -210,7 +210,19 @@ def _impl(x, *, axis, kind):
         fn = np.logical_or if kind == "max" else np.logical_and
     else:
         fn = np.maximum if kind == "max" else np.minimum
-    return fn.accumulate(x, axis=axis) if x.size else x
+    if not x.size:
+        return x
+    out = fn.accumulate(x, axis=axis)
+    if x.dtype.kind in "fV":
+        # XLA orders -0 < +0: a running max that is zero is +0 once a +0 was seen (a min,
+        # -0 once a -0 was); NumPy's accumulate keeps whichever zero came first.
+        zeros = out == 0
+        if zeros.any():
+            wanted = (x == 0) & (np.signbit(x) == (kind == "min"))
+            seen = np.logical_or.accumulate(wanted, axis=axis)
+            signed = seen if kind == "min" else ~seen
+            out = np.where(zeros, np.where(signed, -np.zeros_like(out), np.zeros_like(out)), out)
+    return out
 
 
 # Derivatives. sum: the tangent is the running sum of tangents, the cotangent the running

@@ -10,6 +10,7 @@ from .._graph import bind
 from .._prims import ad
 from .._prims.lax import rename as node_renamed
 from .._prims import autodiff as adp
+from .. import _dtypes as dt
 from .. import _tree
 from .engine import Tape, is_tracing, tracing, variable
 
@@ -29,7 +30,7 @@ def _as_array(x, what):
 
 def _check_differentiable(arrays, what):
     for a in arrays:
-        if a.dtype.kind not in "fc":
+        if a.dtype.kind not in dt.FLOATING_KINDS:
             raise TypeError(f"{what}: can only differentiate with respect to floating-point "
                             f"arrays, got {a.dtype}; convert with astype or mark it with "
                             "argnums")
@@ -437,7 +438,7 @@ class _Custom:
         import numpy as np
         from .._api.creation import asarray
         positions = [i for i, a in enumerate(args)
-                     if isinstance(a, Array) and a.dtype.kind in "fc"]
+                     if isinstance(a, Array) and a.dtype.kind in dt.FLOATING_KINDS]
         if not positions:
             return
         rng = np.random.default_rng(0)
