@@ -297,14 +297,6 @@ def gather(x, idx, *, axes):
     return bind(_P["gather"], (x, idx), {"axes": axes})
 
 
-def geqrf(x):
-    return bind(_P["geqrf"], (x,), {})
-
-
-def householder_product(a, tau):
-    return bind(_P["householder_product"], (a, tau), {})
-
-
 def iota(*, shape, dtype, dim, device):
     return bind(_P["iota"], (), {"shape": shape, "dtype": dtype, "dim": dim}, device)
 
