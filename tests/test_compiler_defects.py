@@ -146,6 +146,18 @@ REWRITES = [
      np.array([np.inf, 3.0, np.inf], f32)),
     # exp(a) ** b -> exp(a * b) ignores the overflow of exp(a)
     ("power_of_exp", lambda a, b: xp.exp(a) ** b, (f32(100.0), f32(0.5)), f32(np.inf)),
+    # a signed integer x * x is taken to be non-negative, which wrapping breaks (tests/fuzz):
+    # abs(x * x) -> x * x, and x * x < 0 -> false inside floor_divide and remainder
+    ("abs_of_integer_square", lambda a: xp.abs(a * a), (np.array([-306783379, 3, 46341], np.int32),),
+     np.abs(np.array([-306783379, 3, 46341], np.int32) ** 2)),
+    ("floordiv_by_integer_square", lambda a, b: b // xp.square(a),
+     (np.array([-306783379, 3, 46341], np.int32), np.full(3, -9, np.int32)),
+     np.full(3, -9, np.int32) // np.array([-306783379, 3, 46341], np.int32) ** 2),
+    ("remainder_by_integer_square", lambda a, b: b % (a * a),
+     (np.array([-306783379, 3, 46341], np.int64) * 30269, np.full(3, -9, np.int64)),
+     np.full(3, -9, np.int64) % (np.array([-306783379, 3, 46341], np.int64) * 30269) ** 2),
+    ("integer_square_below_zero", lambda a: (a * a) < xp.zeros(a.shape, dtype=a.dtype, device=a.device),
+     (np.array([-306783379, 3, 46341], np.int32),), np.array([-306783379, 3, 46341], np.int32) ** 2 < 0),
     # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
     ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
      np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),

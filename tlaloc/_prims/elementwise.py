@@ -62,9 +62,14 @@ def _additive_emit(hlo):
 
 def _multiply_emit(ctx, x, y):
     """exp(a) * exp(b) -> exp(a + b) overflows differently (exp(100) * exp(-100) is
-    inf * 0 = nan in float32, exp(0) is 1)."""
+    inf * 0 = nan in float32, exp(0) is 1). And XLA takes a signed integer x * x to be
+    non-negative (abs(x * x) -> x * x, x * x < 0 -> false, and so floor_divide and
+    remainder by x * x), which wrapping overflow breaks (int32 46341 * 46341 < 0): the
+    second factor of every signed integer product is shielded, since CSE would make a
+    square of two equal operands too."""
     both_exp = ctx.origin(x) == ctx.origin(y) == "stablehlo.exponential"
-    return ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp))
+    signed = ctx.out_aval.dtype.kind == "i"
+    return ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp or signed))
 
 
 def _log_emit(ctx, x):
