@@ -191,8 +191,9 @@ def iv_div(a, b):
 
 def iv_abs(a):
     lo, hi = a
-    return (np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0)),
-            np.where(lo >= 0, hi, np.where(hi <= 0, -lo, np.maximum(-lo, hi))))
+    nan = np.isnan(lo) | np.isnan(hi)       # a NaN operand stays NaN (no range of |x|)
+    return (np.where(nan, np.nan, np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0))),
+            np.where(nan, np.nan, np.where(lo >= 0, hi, np.where(hi <= 0, -lo, np.maximum(-lo, hi)))))
 
 
 def iv_square(a):
