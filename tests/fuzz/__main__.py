@@ -22,9 +22,9 @@ import time
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from . import SEED
-from .derivatives import check_derivative_program, derivative_programs
+from .derivatives import DEVICES, check_derivative_program, derivative_programs
 from .programs import programs
-from .runner import Stats, check_program, format_failures
+from .runner import MODES, Stats, check_program, format_failures
 from .worker import ROOT, Worker
 
 
@@ -63,7 +63,7 @@ def fuzz_loop(strategy, check, stats, count, start_seed, deadline, shrink, found
         @given(strategy)
         def one(example):
             if state["target"] is not None:          # shrinking: only the target failure counts
-                failures = check(example, Stats())
+                failures = check(example, Stats(), (state["target"][1],))
                 hit = [f for f in failures if signature(f) == state["target"]]
                 if hit:
                     _found(format_failures(hit))
@@ -71,7 +71,7 @@ def fuzz_loop(strategy, check, stats, count, start_seed, deadline, shrink, found
             if time.monotonic() >= deadline:
                 return
             state["generated"] += 1
-            failures = check(example, stats)
+            failures = check(example, stats, None)
             for f in failures:
                 counts[signature(f)] += 1
             new = [f for f in failures if signature(f) not in found]
@@ -96,10 +96,11 @@ def run(args, log):
     found, counts = {}, collections.Counter()
     with Worker() as worker:
         if args.programs:
-            fuzz_loop(programs(), lambda p, s: check_program(worker, p, s), stats, args.programs,
-                      args.seed, deadline, args.shrink, found, counts, log)
+            fuzz_loop(programs(), lambda p, s, m: check_program(worker, p, s, m or MODES), stats,
+                      args.programs, args.seed, deadline, args.shrink, found, counts, log)
         if args.derivatives:
-            fuzz_loop(derivative_programs(), lambda p, s: check_derivative_program(worker, p, s),
+            fuzz_loop(derivative_programs(),
+                      lambda p, s, m: check_derivative_program(worker, p, s, m or DEVICES),
                       dstats, args.derivatives, args.seed + 1, deadline, args.shrink, found,
                       counts, log)
         restarts = worker.started

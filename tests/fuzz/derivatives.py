@@ -374,8 +374,8 @@ def run_derivative(msg):
 DEVICES = ("interpreter", "cpu")
 
 
-def check_derivative_program(worker, program, stats, expected=None):
-    """Failures of `program` on every device (runner.Failure records)."""
+def check_derivative_program(worker, program, stats, devices=DEVICES, expected=None):
+    """Failures of `program` on `devices` (runner.Failure records)."""
     import time
     from .runner import Failure, TIMEOUT_S
     start = time.perf_counter()
@@ -383,7 +383,7 @@ def check_derivative_program(worker, program, stats, expected=None):
     stats.programs += 1
     stats.ops.update(program.ops)
     failures = []
-    for device in DEVICES:
+    for device in devices:
         stats.runs[device] += 1
         msg = {"kind": "derivative", "source": program.source(), "device": device,
                "inputs": program.inputs, "tangents": program.tangents,

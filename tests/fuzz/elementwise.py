@@ -192,8 +192,9 @@ def iv_div(a, b):
 def iv_abs(a):
     lo, hi = a
     nan = np.isnan(lo) | np.isnan(hi)       # a NaN operand stays NaN (no range of |x|)
-    return (np.where(nan, np.nan, np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0))),
-            np.where(nan, np.nan, np.where(lo >= 0, hi, np.where(hi <= 0, -lo, np.maximum(-lo, hi)))))
+    low = np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0))
+    high = np.where(lo >= 0, hi, np.where(hi <= 0, -lo, np.maximum(-lo, hi)))
+    return np.where(nan, np.nan, low), np.where(nan, np.nan, high)
 
 
 def iv_square(a):
@@ -419,14 +420,26 @@ def _complex_approx(f, domain=None):
         v = v128.astype(out)
         ok = exact & ~free & finite
         if domain is not None:
-            ok &= domain(*[r.v.astype(np.complex128) for r in refs])
+            ok &= domain(*[r.v.astype(np.complex128) for r in refs], dtype=out)
         return complex_range(v, ok, v128, scale, factor=4.0)
     return fn
 
 
-def _pow_domain(a, b):
+def _pow_domain(a, b, dtype):
     """Complex pow is exp(b * log(a)): moderate operands only (and a != 0)."""
     return (np.abs(a) > 1e-3) & (np.abs(a) < 100) & (np.abs(b) < 100)
+
+
+def _moderate(*zs, dtype):
+    """Parts whose squares neither overflow nor underflow: a complex quotient's formula
+    squares them (NumPy's own complex64 (max + max j) / (max + max j) is nan + 0j)."""
+    fi = np.finfo(real_dtype(dtype))
+    top, bottom = np.sqrt(float(fi.max)) / 4, np.sqrt(float(fi.tiny)) * 4
+    ok = np.ones(np.broadcast_shapes(*[np.shape(z) for z in zs]), bool)
+    for z in zs:
+        for part in (np.abs(z.real), np.abs(z.imag)):
+            ok &= (part < top) & ((part == 0) | (part > bottom))
+    return ok
 
 
 def _complex_equal(negate):
@@ -516,7 +529,7 @@ FUNCTIONS = {
     "subtract": _sub,
     "multiply": Fn(lambda a, b: np.logical_and(a, b) if a.dtype.kind == "b" else a * b,
                    bounds=iv_mul, complex_fn=_complex_mul, product=True),
-    "divide": Fn(np.divide, bounds=iv_div, complex_fn=_complex_approx(np.divide)),
+    "divide": Fn(np.divide, bounds=iv_div, complex_fn=_complex_approx(np.divide, _moderate)),
     "negative": Fn(np.negative, bounds=lambda a: (-a[1], -a[0]), keeps_product=True,
                    complex_fn=_parts_unary(lambda re, im: _neg(re), lambda re, im: _neg(im))),
     "positive": Fn(np.copy, bounds=lambda a: a, complex_fn=lambda z: z.copy(), keeps_product=True),
@@ -527,7 +540,7 @@ FUNCTIONS = {
                complex_fn=_complex_approx(np.sqrt)),
     "reciprocal": Fn(lambda a: np.divide(np.ones_like(a), a),
                      bounds=lambda a: iv_div((np.ones_like(a[0]), np.ones_like(a[0])), a),
-                     complex_fn=_complex_approx(lambda z: 1 / z)),
+                     complex_fn=_complex_approx(lambda z: 1 / z, _moderate)),
     "floor_divide": Fn(floor_divide_value),
     "remainder": Fn(np.remainder),
     "maximum": Fn(np.maximum, bounds=increasing(np.maximum), unsigned_zero=True, inf_safe=True),

@@ -95,8 +95,8 @@ def run_mode(worker, program, mode):
     return failures
 
 
-def check_program(worker, program, stats: Stats):
-    """Run `program` in every mode; returns the failures no KNOWN_ISSUES entry explains."""
+def check_program(worker, program, stats: Stats, modes=MODES):
+    """Run `program` in `modes`; returns the failures no KNOWN_ISSUES entry explains."""
     start = time.perf_counter()
     stats.programs += 1
     stats.ops.update(program.ops)
@@ -104,7 +104,7 @@ def check_program(worker, program, stats: Stats):
     stats.checked += checked
     stats.elements += total
     unexplained = []
-    for mode in MODES:
+    for mode in modes:
         stats.runs[mode] += 1
         for f in run_mode(worker, program, mode):
             known = match_known(program, f)
@@ -115,6 +115,19 @@ def check_program(worker, program, stats: Stats):
                 unexplained.append(f)
     stats.seconds += time.perf_counter() - start
     return unexplained
+
+
+def focused(check, modes=MODES):
+    """`check(example, modes)` run in every mode until something fails, then only in the
+    modes that failed: shrinking a failure of one mode need not run the others."""
+    state = {"modes": None}
+
+    def run(example):
+        failures = check(example, state["modes"] or modes)
+        if failures and state["modes"] is None:
+            state["modes"] = tuple(m for m in modes if any(f.mode == m for f in failures)) or modes
+        return failures
+    return run
 
 
 def format_failures(failures, seed=None) -> str:

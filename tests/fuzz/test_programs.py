@@ -3,11 +3,14 @@ and never crash the process (runner.py, programs.py). Budget and seed: see __ini
 from . import PROGRAMS, SEED
 from .programs import programs
 from .rounds import fuzz
-from .runner import check_program, format_failures
+from .runner import check_program, focused, format_failures
 
 
 def test_random_programs(worker, fuzz_stats):
+    stats = fuzz_stats["programs"]
+    run = focused(lambda program, modes: check_program(worker, program, stats, modes))
+
     def check(program):
-        failures = check_program(worker, program, fuzz_stats["programs"])
+        failures = run(program)
         assert not failures, format_failures(failures, SEED)
     fuzz(check, programs(), SEED, PROGRAMS)
