@@ -387,3 +387,14 @@ def test_matrix_transpose_and_mT(tier):
         xp.matrix_transpose(xp.ones((3,), device=tier))
     with pytest.raises(ValueError):
         x.T                                   # T is for 2-d arrays only
+
+
+def test_complex_mean_with_an_infinite_part(tier):
+    """The mean divides each part by the count: a complex division by count + 0j made
+    nan real parts ((a + inf j) / 2 is a/2 + inf j). Found by the fuzzer."""
+    z = np.empty(2, np.complex64)
+    z.real, z.imag = [0.125, -0.25], [np.inf, 0.5]   # (not 0.125 + 1j * inf: that is nan + inf j)
+    got = np.asarray(xp.mean(xp.asarray(z, device=tier)))
+    assert got.real == np.float32(-0.0625) and got.imag == np.inf
+    got = np.asarray(xp.mean(xp.asarray(z[:1].reshape(1, 1), device=tier), axis=0))
+    assert got.shape == (1,) and got[0].real == np.float32(0.125) and got[0].imag == np.inf

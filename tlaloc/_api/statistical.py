@@ -8,6 +8,7 @@ import math
 from .. import _dtypes as dt
 from .._graph import bind
 from .._prims import elementwise as ew
+from .._prims import lax
 from .._prims import reduce as rd
 from .._prims import shape as sh
 from . import _ops as o
@@ -80,7 +81,13 @@ def mean(x, /, *, axis=None, keepdims=False):
     check_bool("mean", keepdims, "keepdims")
     count = math.prod(x.shape[a] for a in axes)
     total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
-    out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
+    if total.aval.dtype.kind == "c":
+        # each part over the real count: a complex division by count + 0j makes inf * 0
+        # terms ((a + inf j) / 2 would be nan + inf j)
+        n = constant(float(count), (), dt.real_of(total.aval.dtype), node.device)
+        out = lax.complex(lax.divide(lax.real(total), n), lax.divide(lax.imag(total), n))
+    else:
+        out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
     return wrap(keep_dims(out, x.shape, axes, keepdims, node.aval.names))
 
 
