@@ -199,3 +199,21 @@ def test_cache_info_is_a_dict_that_prints_as_a_table():
     for key in ("hits", "misses", "compiles", "compile_seconds", "interpreted"):
         assert key in text
     assert "XLA compilations" in text
+
+
+def test_memory_counting_starts_when_asked_for():
+    """Counting is off until memory_stats (or a profile) asks, and then counts what follows."""
+    code = ("import numpy as np, tlaloc as xp\n"
+            "from tlaloc.backends import _memory\n"
+            "xp.config.update(execution='compiled')\n"
+            "a = xp.asarray(np.ones(1 << 16, np.float32)) * 2.0; xp.eval(a)\n"
+            "off = _memory.ENABLED\n"
+            "s0 = xp.memory_stats('cpu')\n"
+            "b = xp.asarray(np.ones(1 << 16, np.float32)) * 3.0; xp.eval(b)\n"
+            "s1 = xp.memory_stats('cpu')\n"
+            "print(off, _memory.ENABLED, s1['live_bytes'] - s0['live_bytes'] >= 1 << 18)\n")
+    env = dict(os.environ)
+    env.pop("TLALOC_MEMORY_STATS", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.stdout.split() == ["False", "True", "True"], out.stderr

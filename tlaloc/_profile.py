@@ -129,6 +129,7 @@ class Profile:
             self.profiler_error = str(e)
         obs = _observe.subscribe(self)
         obs.session = self._session
+        _memory.enable()
         self._state = "on"
         self._start = time.perf_counter_ns()
         return self
@@ -283,6 +284,7 @@ def memory_stats(device=None, *, reset_peak: bool = False) -> MemoryStats:
     reset_peak=True starts the peak again from the live bytes (after reading it)."""
     from ._devices import default_device, device as as_device
     dev = default_device() if device is None else as_device(device)
+    _memory.enable()   # counting starts with the first question (backends/_memory.py)
     counts = _memory.counts_of(dev.backend)
     stats = MemoryStats(device=str(dev), live_bytes=counts[0], peak_bytes=counts[1],
                         live_buffers=counts[2])

@@ -5,12 +5,26 @@ device, execution results, the interpreter's results. Each value gets a weak ref
 callback takes its bytes off when the buffer is freed, so the count follows the program's
 own lifetimes at no cost per recorded operation (a few hundred nanoseconds per buffer made).
 A value seen twice (a result that is an input, a shared scalar) is counted once.
+
+Counting costs about 1-2 us per buffer (a small jitted call makes three), so it is off until
+it is asked for: the first `tlaloc.memory_stats()` call, a `tlaloc.profile()` block, or
+TLALOC_MEMORY_STATS=1 turns it on for the rest of the process (`ENABLED`); the backends
+check the flag before calling `track`. Buffers made before then are not counted.
 """
 from __future__ import annotations
 
 import math
+import os
 import threading
 import weakref
+
+ENABLED = os.environ.get("TLALOC_MEMORY_STATS", "") not in ("", "0")
+
+
+def enable() -> None:
+    """Count buffers from now on (idempotent)."""
+    global ENABLED
+    ENABLED = True
 
 _lock = threading.Lock()
 _stats = {}     # id(owner) -> [live bytes, peak bytes, buffers live]

@@ -90,7 +90,8 @@ class InterpreterBackend(Backend):
         self.stats.interpreted += 1
         with _context.phase("interpret"):
             out = interpret(plan.equations(), plan.outputs, [self.host(l.value) for l in leaves])
-        _memory.track(self, out)
+        if _memory.ENABLED:
+            _memory.track(self, out)
         return out
 
     @staticmethod

@@ -102,7 +102,8 @@ class PjrtBackend(Backend):
     def _put(self, array):
         """A device copy of a host array, counted in tlaloc.memory_stats."""
         buf = self.runtime.put(array)
-        _memory.track(self, (buf,))
+        if _memory.ENABLED:
+            _memory.track(self, (buf,))
         return buf
 
     def _as_buffer(self, leaf):
@@ -177,7 +178,8 @@ class PjrtBackend(Backend):
         self.stats.interpreted += 1
         with _context.phase("interpret"):
             out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
-        _memory.track(self, out)
+        if _memory.ENABLED:
+            _memory.track(self, out)
         return out
 
     def _execute(self, entry, leaves):
@@ -196,7 +198,8 @@ class PjrtBackend(Backend):
                         np.ascontiguousarray(to_host(buffers[i])))
         with _context.phase("execute"):
             out = self.runtime.execute(entry.executable, entry.handlers, buffers)
-        _memory.track(self, out)
+        if _memory.ENABLED:
+            _memory.track(self, out)
         return out
 
     @staticmethod
