@@ -92,7 +92,13 @@ def _sum_rows(r: Ref, dtype, mean=False):
     if is_complex(d):
         re, im = parts(r)
         rd = real_dtype(d)
-        return from_parts(_real_sum(re, rd, mean), _real_sum(im, rd, mean), d)
+        out = from_parts(_real_sum(re, rd, mean), _real_sum(im, rd, mean), d)
+        if mean:
+            # a complex mean divides by n + 0j (as NumPy does): a complex quotient, whose
+            # values at infinite and NaN parts are implementation-defined
+            bad = ~(np.isfinite(out.v.real) & np.isfinite(out.v.imag))
+            out = finish(out.v, np.where(bad, FREE, out.st), out.lo, out.hi)
+        return out
     if is_float(d):
         return _real_sum(r, d, mean)
     # integers and booleans: exact, wrapping in the accumulator dtype
