@@ -9,7 +9,7 @@ import re
 import numpy as np
 from hypothesis import strategies as st
 
-from . import values
+from . import casts, values
 from .elementwise import apply_named
 from .gen_common import (name_of, kind, dtype_src, promote, cast, dtypes_of_kinds, operand,
                          partner_shape, broadcasts, scalar_for, scalar_ref)
@@ -242,7 +242,7 @@ def _expr_kind(dtype):
 
 def _leaf(b, dtype, shape, uses, allow_scalar):
     """(source, ref, is_array) of a leaf: a value, a new input, a scalar or a constant."""
-    choice = b.draw(choice_of(["value"] * 4 + ["input"] * 3 + ["scalar", "constant"]))
+    choice = b.draw(choice_of(["value"] * 4 + ["input"] * 3 + ["scalar"] + ["constant"] * 2))
     if choice == "scalar" and allow_scalar:
         s = scalar_for(b, dtype)
         return values.scalar_source(s), scalar_ref(s, dtype), False
@@ -275,9 +275,17 @@ def _expression(b, dtype, shape, depth, uses, allow_scalar=False):
     k = _expr_kind(dtype)
     form = "leaf"
     if depth > 0:
-        form = b.draw(choice_of(["binary", "binary", "binary", "unary", "leaf"]))
+        form = b.draw(choice_of(["binary", "binary", "binary", "unary", "leaf", "cast"]))
     if form == "leaf":
         return _leaf(b, dtype, shape, uses, allow_scalar)
+    if form == "cast":
+        # a subexpression of another dtype converted (narrowing, widening, float <-> int);
+        # no complex source for a real target (the standard has no such cast)
+        sources = [d for d in values.WEIGHTED_DTYPES if d != "bool"
+                   and (values.kind(d) != "c" or values.kind(dtype) == "c")]
+        source = b.draw(choice_of(sources))
+        src, ref, _ = _expression(b, source, shape, depth - 1, uses)
+        return f"xp.astype({src}, {dtype_src(dtype)})", casts.astype(ref, dtype), True
     if form == "unary":
         name = b.draw(st.sampled_from(EXPR_UNARY[k]))
         src, ref, _ = _expression(b, dtype, shape, depth - 1, uses)
@@ -310,3 +318,28 @@ def gen_expression(b):
     b.define(src, ref, uses, "expression")
 
 
+def gen_cast_op(b):
+    """astype(x, d) OP y: a conversion feeding an operation in the new dtype (narrowing
+    and widening, float <-> int, signed <-> unsigned), where compilers have crashed."""
+    x = operand(b, lambda r: True, lambda: b.input())
+    rx = b.refs[x]
+    targets = [d for d in values.WEIGHTED_DTYPES if d != name_of(rx)
+               and (values.kind(d) == "c" or not is_complex(rx.dtype))]
+    dtype = b.draw(choice_of(targets))
+    k = _expr_kind(dtype)
+    cast_ref = casts.astype(rx, dtype)
+    if k == "b":
+        op = b.draw(choice_of(["&", "|", "^"]))
+        name = OPERATOR_NAMES[op]
+    else:
+        op = b.draw(choice_of(EXPR_BINARY[k]))
+        name = OPERATOR_NAMES.get(op, op)
+    uses = [x]
+    other, ref_other, is_array = _leaf(b, dtype, rx.shape, uses, allow_scalar=True)
+    left, right = (f"xp.astype(v{x}, {dtype_src(dtype)})", cast_ref), (other, ref_other)
+    if b.draw(st.booleans()) and is_array:
+        left, right = right, left
+    ref = binary_ref(name, left[1], right[1], str(np.dtype(dtype)))
+    expr = f"{left[0]} {op} {right[0]}" if op in OPERATOR_NAMES else \
+        f"xp.{name}({left[0]}, {right[0]})"
+    b.define(expr, ref, uses, "cast_op")

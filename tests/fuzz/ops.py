@@ -13,7 +13,8 @@ functions (constants in the compiled program) and astype.
 from .gen_arrays import (gen_cumulative, gen_diff, gen_matmul, gen_reduction, gen_tensordot,
                          gen_vecdot)
 from .gen_creation import gen_astype, gen_creation, gen_meshgrid
-from .gen_elementwise import gen_binary, gen_clip, gen_expression, gen_unary, gen_where
+from .gen_elementwise import (gen_binary, gen_cast_op, gen_clip, gen_expression, gen_unary,
+                              gen_where)
 from .gen_indexing import (gen_getitem, gen_nonzero, gen_searchsorted, gen_setitem, gen_sort,
                            gen_take, gen_take_along_axis, gen_unique_values)
 from .gen_shapes import (gen_broadcast_arrays, gen_broadcast_to, gen_concat, gen_expand_dims,
@@ -25,7 +26,8 @@ from .gen_shapes import (gen_broadcast_arrays, gen_broadcast_to, gen_concat, gen
 # Generators with weights (repeats): element-wise arithmetic most, since compilers rewrite
 # chains of it; hypothesis also favours the first entries a little, and shrinks towards
 # them, so the simplest come first.
-GENERATORS = ([gen_expression] * 8 + [gen_binary] * 6 + [gen_unary] * 4 + [gen_where, gen_clip]
+GENERATORS = ([gen_expression] * 8 + [gen_binary] * 6 + [gen_unary] * 4 + [gen_cast_op] * 3
+              + [gen_where, gen_clip]
               + [gen_reduction] * 3 + [gen_cumulative, gen_diff]
               + [gen_matmul, gen_tensordot, gen_vecdot]
               + [gen_getitem, gen_getitem, gen_setitem, gen_setitem, gen_take, gen_take_along_axis]
