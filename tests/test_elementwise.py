@@ -886,22 +886,28 @@ def test_loop_compiles_once_and_memory_stays_flat(tier):
     assert warm["misses"] <= 2
     xp.reset_cache_info()
     base_nodes = _live_nodes()
-    # jaxlib parks a traceback per execution until tlaloc empties its list (every 1,024
-    # executions): bounded, but under pytest's deep stack up to ~1 MB, so each window starts
-    # and ends with the list empty (backends/_jaxlib.py)
+    # Bounded structures hold dead entries between their prunes, by design: jaxlib parks a
+    # traceback per execution until tlaloc empties its list (every 1,024 executions), and the
+    # list of pending arrays keeps up to 1,024+ weakrefs between prunes. Each measurement
+    # empties both and runs the cycle collector, so it sees live memory only.
     import gc
 
+    from tlaloc import _graph
     from tlaloc.backends._jaxlib import Runtime
+
+    def settle():
+        Runtime.release_deferred()
+        _graph.prune_pending_owners()
+        gc.collect()
+
     tracemalloc.start()
     x200 = _loop(200, tier)
-    Runtime.release_deferred()
-    gc.collect()   # live memory: garbage that waits for the cycle collector does not count
+    settle()
     nodes200 = _live_nodes() - base_nodes
     mem200 = tracemalloc.get_traced_memory()[0]
     del x200
     x1000 = _loop(1000, tier)
-    Runtime.release_deferred()
-    gc.collect()
+    settle()
     nodes1000 = _live_nodes() - base_nodes
     mem1000 = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

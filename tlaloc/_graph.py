@@ -226,8 +226,17 @@ def note_pending_owner(ref) -> None:
     refs = owners.refs
     refs.append(ref)
     if len(refs) >= owners.prune_at:
-        refs[:] = [r for r in refs if (a := r()) is not None and a._node.value is None]
-        owners.prune_at = max(1024, 2 * len(refs))
+        prune_pending_owners()
+
+
+def prune_pending_owners() -> None:
+    """Drop this thread's weakrefs to Arrays that are gone or computed. Done when the list
+    reaches twice its last pruned length (at least 1,024): it holds up to that many dead
+    references between prunes, which a memory measurement prunes first."""
+    owners = _owners
+    refs = owners.refs
+    refs[:] = [r for r in refs if (a := r()) is not None and a._node.value is None]
+    owners.prune_at = max(1024, 2 * len(refs))
 
 
 def _bound_depth(node, depth):
