@@ -95,10 +95,15 @@ class Worker:
         self.requests = 0
         self.started += 1
 
-    def _log_tail(self, offset, lines=25):
+    def _log_tail(self, offset, lines=40):
+        """What the worker wrote since `offset`: from faulthandler's report of a fatal
+        signal (the crashing thread comes first) when there is one, else the last lines."""
         self.log.seek(offset)
-        text = self.log.read().decode("utf-8", "replace")
-        return "\n".join(text.splitlines()[-lines:])
+        text = self.log.read().decode("utf-8", "replace").splitlines()
+        fatal = [i for i, line in enumerate(text) if line.startswith("Fatal Python error")]
+        if fatal:
+            return "\n".join(text[fatal[0]:fatal[0] + lines])
+        return "\n".join(text[-lines:])
 
     def request(self, msg, timeout=60.0):
         if self.proc is not None and self.requests >= RESTART_EVERY:
