@@ -324,11 +324,11 @@ def gen_cast_op(b):
     if b.draw(st.integers(0, 3)) == 0:
         # an integer narrowed, then combined bit by bit (XLA:CPU's fusion emitter crashed
         # on a narrowing signed convert feeding `and`/`or`)
-        dtype = b.draw(choice_of(["int8", "int16", "int32", "uint8", "uint16", "uint32"]))
+        dtype = b.draw(choice_of(["int8", "int16", "int32", "int8", "int16", "uint8", "uint16"]))
         bits = np.dtype(dtype).itemsize
-        source = b.draw(choice_of([d for d in values.INTS + values.UINTS
-                                   if np.dtype(d).itemsize > bits]))
-        k = "i"
+        source = b.draw(choice_of([d for d in values.INTS if np.dtype(d).itemsize > bits]
+                                  + [d for d in values.UINTS if np.dtype(d).itemsize > bits][:1]))
+        k = "bitwise"
     else:
         dtype = b.draw(choice_of(values.WEIGHTED_DTYPES))
         k = _expr_kind(dtype)
@@ -342,7 +342,9 @@ def gen_cast_op(b):
     x = operand(b, lambda r: name_of(r) == source, lambda: b.input(dtype=source))
     rx = b.refs[x]
     cast_ref = casts.astype(rx, dtype)
-    if k == "b":
+    if k == "bitwise":
+        op = b.draw(choice_of(["&", "|", "&", "|", "^", "+", "*"]))
+    elif k == "b":
         op = b.draw(choice_of(["&", "|", "^"]))
     elif k == "i":
         op = b.draw(choice_of(["&", "|", "^"] + EXPR_BINARY["i"]))
@@ -350,7 +352,15 @@ def gen_cast_op(b):
         op = b.draw(choice_of(EXPR_BINARY[k]))
     name = OPERATOR_NAMES.get(op, op)
     uses = [x]
-    other, ref_other, is_array = _leaf(b, dtype, rx.shape, uses, allow_scalar=True)
+    if b.draw(st.integers(0, 2)):
+        # mostly an operand of the same shape: a broadcast in between changes the fusion
+        # (the crash above needed the two operands side by side)
+        y = operand(b, lambda r: name_of(r) == str(np.dtype(dtype)) and r.shape == rx.shape,
+                    lambda: b.input(dtype=dtype, shape=rx.shape))
+        uses.append(y)
+        other, ref_other, is_array = f"v{y}", b.refs[y], True
+    else:
+        other, ref_other, is_array = _leaf(b, dtype, rx.shape, uses, allow_scalar=True)
     left, right = (f"xp.astype(v{x}, {dtype_src(dtype)})", cast_ref), (other, ref_other)
     if b.draw(st.booleans()) and is_array:
         left, right = right, left
