@@ -18,7 +18,15 @@ A primitive has
     (see _prims/formula.py); the plain rules stay as `op_emit`/`op_impl`;
   * `source`: how the operation reads as Python with the namespace (tlaloc.grad_source):
     a format string over the operands ("{0} + {1}", "xp.exp({0})") or a function
-    `source(ctx, *operands, **params) -> str`; None falls back to `xp.primitive(...)`.
+    `source(ctx, *operands, **params) -> str`; None falls back to `xp.primitive(...)`;
+  * `batch(dims, *operands, **params) -> (node, dim)`: the batching rule (tlaloc.vmap).
+    `dims` has one entry per operand: the operand's mapped axis (an int in 0..ndim-1;
+    every mapped operand has the same size there), or None for an operand that is the same
+    for every example (passed unchanged). At least one entry is an int. The rule records
+    the batched operation with `_prims/lax.py` (and the helpers of `_prims/batching.py`)
+    and returns the result node and its mapped axis (an int, or None when the result does
+    not vary along the mapped axis). A primitive without operands needs no rule; vmap
+    raises NotImplementedError naming a primitive that has none.
 """
 from __future__ import annotations
 
@@ -33,10 +41,10 @@ REGISTRY: dict = {}
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
                  "names", "formula", "formula_kinds", "formula_cache", "op_emit", "op_impl",
-                 "__weakref__")
+                 "batch", "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-                 elementwise=False, names=None, formula=None, formula_kinds="c"):
+                 elementwise=False, names=None, formula=None, formula_kinds="c", batch=None):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -55,6 +63,7 @@ class Primitive:
         self.jvp = jvp
         self.vjp = vjp
         self.source = source
+        self.batch = batch
         # Elementwise primitives take 0-d operands beside full ones (a Python scalar's value
         # at every element): the lowering broadcasts them, NumPy broadcasts them itself.
         self.elementwise = elementwise
@@ -69,10 +78,11 @@ class Primitive:
 
 
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-            elementwise=False, names=None, formula=None, formula_kinds="c") -> Primitive:
+            elementwise=False, names=None, formula=None, formula_kinds="c",
+            batch=None) -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
                      elementwise=elementwise, names=names, formula=formula,
-                     formula_kinds=formula_kinds)
+                     formula_kinds=formula_kinds, batch=batch)
 
 
 # ----------------------------------------------------------------------------- names rules
