@@ -19,10 +19,10 @@ A primitive has
   * `source`: how the operation reads as Python with the namespace (tlaloc.grad_source):
     a format string over the operands ("{0} + {1}", "xp.exp({0})") or a function
     `source(ctx, *operands, **params) -> str`; None falls back to `xp.primitive(...)`;
-  * `batch(dims, *operands, **params) -> (node, dim)`: the batching rule (tlaloc.vmap).
-    `dims` has one entry per operand: the operand's mapped axis (an int in 0..ndim-1;
-    every mapped operand has the same size there), or None for an operand that is the same
-    for every example (passed unchanged). At least one entry is an int. The rule records
+  * `batch(bdims, *operands, **params) -> (node, bdim)`: the batching rule (tlaloc.vmap).
+    `bdims` (passed by position) has one entry per operand: the operand's mapped axis (an
+    int in 0..ndim-1; every mapped operand has the same size there), or None for an operand
+    that is the same for every example (passed unchanged). At least one entry is an int. The rule records
     the batched operation with `_prims/lax.py` (and the helpers of `_prims/batching.py`)
     and returns the result node and its mapped axis (an int, or None when the result does
     not vary along the mapped axis). A primitive without operands needs no rule; vmap
