@@ -22,7 +22,7 @@ LAYERS = [
     ("array", ["tlaloc._array"]),
     ("namespace core", ["tlaloc._api._core", "tlaloc._api._ops"]),
     ("namespace", ["tlaloc._api", "tlaloc._runtime_api"]),
-    ("autodiff", ["tlaloc.autodiff"]),
+    ("autodiff", ["tlaloc.autodiff", "tlaloc._vmap"]),   # the transformations
     ("extensions", ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special"]),
     ("named", ["tlaloc.named"]),
     ("operators", ["tlaloc._api.operators"]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .core import declare
 from . import ad
+from . import batching as bt
 
 
 def _first(x, *rest, **params):
@@ -16,18 +17,19 @@ def _emit_first(ctx, x, *rest, **params):
 
 # The variable a derivative is taken with respect to: identity, and linear.
 variable = declare(
-    "variable", infer=_first, emit=_emit_first, impl=_first, source="{0}",
+    "variable", infer=_first, emit=_emit_first, impl=_first, source="{0}", batch=bt.unary("variable"),
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
 
 # Blocks derivatives: zero tangent, zero cotangent.
 stop_gradient = declare(
-    "stop_gradient", infer=_first, emit=_emit_first, impl=_first, source="{0}",
+    "stop_gradient", infer=_first, emit=_emit_first, impl=_first, source="{0}", batch=bt.unary("stop_gradient"),
     **ad.no_derivative())
 
 # Keeps XLA from merging a recomputation (checkpoint) with the forward pass.
 optimization_barrier = declare(
     "optimization_barrier", infer=_first, impl=_first, source="{0}",
+    batch=bt.unary("optimization_barrier"),
     emit=lambda ctx, x: ctx.simple("stablehlo.optimization_barrier", x),
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
@@ -49,7 +51,7 @@ def _custom_rules():
 # the function's own recorded operations. `output` says which result this is when the
 # function returns several (None for one).
 custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
-                      source="{0}",
+                      source="{0}", batch=bt.custom_call,
                       **_custom_rules())
 
 
@@ -69,4 +71,5 @@ def _refuse_jvp(tangents, x, *, out, what):
 # family marks its shape parameters with it).
 nondifferentiable = declare(
     "nondifferentiable", infer=_first, emit=_emit_first, impl=_first, source="{0}",
+    batch=bt.unary("nondifferentiable"),
     jvp=_refuse_jvp, vjp=_refuse_vjp)

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad, lax
+from . import batching as bt
 from .core import aval, declare, first_names
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -128,4 +129,13 @@ def _weights_node(weights, like):
     return bind(sh.broadcast_in_dim, (row,), {"shape": like.aval.shape, "dims": (nd - 1,)})
 
 
-fft = declare("fft", infer=_infer, names=first_names, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp)
+def _batch(bdims, x, *, fft_type, fft_length):
+    # the transformed axes are the trailing ones: a mapped axis among them moves to the front
+    (d,) = bdims
+    if d >= len(x.aval.shape) - len(fft_length):
+        x, d = bt.moved(x, d, 0, None), 0
+    return lax.fft(x, fft_type=fft_type, fft_length=fft_length), d
+
+
+fft = declare("fft", infer=_infer, names=first_names, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp,
+              batch=_batch)

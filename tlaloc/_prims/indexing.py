@@ -23,6 +23,7 @@ import numpy as np
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
+from . import batching as bt
 from . import elementwise as ew
 from . import shape as sh
 from .core import aval, declare, first_names, names_or_none
@@ -107,8 +108,29 @@ def _gather_names(out, x, idx, *, axes):
             + tuple(n for i, n in enumerate(names_or_none(x)) if i not in axes))
 
 
+def _window_position(n_batch, axes, d):
+    """Where operand axis `d` (not indexed) is in a gather's result (or a scatter's updates)
+    with `n_batch` index batch axes."""
+    return n_batch + sum(1 for a in range(d) if a not in axes)
+
+
+def _gather_batch(bdims, x, idx, *, axes):
+    dx, di = bdims
+    n_batch = len(idx.aval.shape) - 1 - (di is not None)
+    if di is None:                 # the same indices for all: the mapped axis is a window axis
+        axes = bt.shifted_all(axes, dx)
+        return lax.gather(x, idx, axes=axes), _window_position(n_batch, axes, dx)
+    if di == len(idx.aval.shape) - 1:      # mapped along the coordinate vectors: put it first
+        idx, di = bt.moved(idx, di, 0, None), 0
+    if dx is None:                 # the same operand: the indices' axes lead the result
+        return lax.gather(x, idx, axes=axes), di
+    size = x.aval.shape[dx]
+    idx = bt.with_batch_coordinate(bt.moved(idx, di, 0, size))
+    return lax.gather(bt.moved(x, dx, 0, size), idx, axes=(0,) + bt.shifted_all(axes, 0)), 0
+
+
 gather = declare("gather", infer=_gather_infer, names=_gather_names, emit=_gather_emit, impl=_gather_impl,
-                 jvp=_gather_jvp, vjp=_gather_vjp)
+                 jvp=_gather_jvp, vjp=_gather_vjp, batch=_gather_batch)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -288,7 +310,22 @@ def _scatter_vjp(ct, x, idx, updates, *, out, axes, mode):
     return (lax.multiply(shared, x_wins), None, lax.multiply(lax.gather(shared, idx, axes=axes), u_wins))
 
 
+def _scatter_batch(bdims, x, idx, updates, *, axes, mode):
+    dx, di, du = bdims
+    size = bt.size_of(bdims, (x, idx, updates))
+    if di is None:                 # the same indices for all: the mapped axis is a window axis
+        d = 0 if dx is None else dx
+        axes = bt.shifted_all(axes, d)
+        at = _window_position(len(idx.aval.shape) - 1, axes, d)
+        return lax.scatter(bt.moved(x, dx, d, size), idx, bt.moved(updates, du, at, size),
+                           axes=axes, mode=mode), d
+    # indices per example: each example's coordinates gain its number and write its own slice
+    idx = bt.with_batch_coordinate(bt.moved(idx, di, 0, size))
+    return lax.scatter(bt.moved(x, dx, 0, size), idx, bt.moved(updates, du, 0, size),
+                       axes=(0,) + bt.shifted_all(axes, 0), mode=mode), 0
+
+
 scatter = declare("scatter", infer=_scatter_infer, names=first_names, emit=_scatter_emit, impl=_scatter_impl,
-                  jvp=_scatter_jvp, vjp=_scatter_vjp)
+                  jvp=_scatter_jvp, vjp=_scatter_vjp, batch=_scatter_batch)
 
 __all__ = ["gather", "scatter", "SCATTER_MODES"]

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad, lax
+from . import batching as bt
 from .core import aval, declare, names_or_none, reduced_names, unify
 from ..lowering.stablehlo import tensor_type
 
@@ -65,8 +66,12 @@ def _reduction(kind, numpy_fn, kinds):
         keep = f", dtype=xp.{dtype}" if kind in ("sum", "prod") and dtype.kind in dt.INTEGER_KINDS else ""
         return f"xp.{kind}({x}, axis={axes}{keep})"
 
+    def batch(bdims, x, *, axes):     # the mapped axis loses the reduced axes before it
+        (d,) = bdims
+        return getattr(lax, name)(x, axes=bt.shifted_all(axes, d)), d - sum(a < d for a in axes)
+
     return declare(name, infer=infer, emit=emit, impl=impl, source=source, names=reduced_names,
-                   **_REDUCE_RULES[kind])
+                   batch=batch, **_REDUCE_RULES[kind])
 
 
 def _expand(node, x, axes):
@@ -261,6 +266,20 @@ def _dot_names(out, lhs, rhs, *, contract, batch):
     return names
 
 
+def _dot_batch(bdims, lhs, rhs, *, contract, batch):
+    (lc, rc), (lb, rb) = contract, batch
+    ld, rd = bdims
+    lc, lb = (lc, lb) if ld is None else (bt.shifted_all(lc, ld), bt.shifted_all(lb, ld))
+    rc, rb = (rc, rb) if rd is None else (bt.shifted_all(rc, rd), bt.shifted_all(rb, rd))
+    if ld is not None and rd is not None:    # both mapped: one more batch axis, in front
+        return lax.dot_general(lhs, rhs, contract=(lc, rc), batch=((ld,) + lb, (rd,) + rb)), 0
+    out = lax.dot_general(lhs, rhs, contract=(lc, rc), batch=(lb, rb))
+    if ld is not None:                       # a free axis of lhs
+        return out, len(lb) + _dot_free(lhs.aval.shape, lc, lb).index(ld)
+    n_lhs_free = len(lhs.aval.shape) - len(lc) - len(lb)
+    return out, len(lb) + n_lhs_free + _dot_free(rhs.aval.shape, rc, rb).index(rd)
+
+
 dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,
-                      names=_dot_names,
+                      names=_dot_names, batch=_dot_batch,
                       jvp=_dot_jvp, vjp=_dot_vjp, source=_dot_source)

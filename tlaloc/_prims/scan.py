@@ -26,6 +26,7 @@ from .._graph import bind
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import shape as sh
+from . import batching as bt
 from .core import aval, declare
 from .reduce import _identity
 
@@ -283,6 +284,8 @@ def _cumulative_vjp(ct, x, *, out, axis, kind):
 
 
 cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,
+                     batch=lambda bdims, x, *, axis, kind: (
+                         lax.cumulative(x, axis=bt.shifted(axis, bdims[0]), kind=kind), bdims[0]),
                      jvp=_cumulative_jvp, vjp=_cumulative_vjp)
 
 __all__ = ["cumulative", "KINDS"]

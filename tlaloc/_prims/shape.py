@@ -10,6 +10,7 @@ from .. import _dtypes as dt
 from .. import _graph
 from .._graph import Aval
 from . import ad, lax
+from . import batching as bt
 from .core import aval, declare, first_names, unify
 
 
@@ -63,8 +64,17 @@ def _broadcast_names(out, x, *, shape, dims):
     return names
 
 
+def _broadcast_batch(bdims, x, *, shape, dims):
+    # the mapped axis lands right after the result axis of the operand axis before it
+    (d,) = bdims
+    to = dims[d - 1] + 1 if d else 0
+    dims = bt.inserted(tuple(k + (k >= to) for k in dims), d, to)
+    return lax.broadcast_in_dim(x, shape=bt.inserted(shape, to, x.aval.shape[d]), dims=dims), to
+
+
 broadcast_in_dim = declare(
     "broadcast_in_dim", infer=_broadcast_infer, names=_broadcast_names, impl=_broadcast_impl, source=_broadcast_source,
+    batch=_broadcast_batch,
     **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
         "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
@@ -97,6 +107,8 @@ reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
                   impl=lambda x, *, shape: np.reshape(x, shape),
                   source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
+                  batch=lambda bdims, x, *, shape: (lax.reshape(
+                      bt.moved(x, bdims[0], 0, None), shape=(x.aval.shape[bdims[0]],) + tuple(shape)), 0),
                   **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
 
 
@@ -108,6 +120,8 @@ transpose = declare(
                                             attrs=f"permutation = {_i64s(perm)}"),
     impl=lambda x, *, perm: np.transpose(x, perm),
     source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
+    batch=lambda bdims, x, *, perm: (
+        lax.transpose(x, perm=(bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
     **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
 
 
@@ -139,8 +153,15 @@ def _slice_source(ctx, x, *, start, limit, strides):
     return f"{x}[{', '.join(parts)}]"
 
 
+def _slice_batch(bdims, x, *, start, limit, strides):
+    (d,) = bdims
+    return lax.slice(x, start=bt.inserted(start, d, 0), limit=bt.inserted(limit, d, x.aval.shape[d]),
+                     strides=bt.inserted(strides, d, 1)), d
+
+
 slice = declare(
     "slice", infer=_slice_infer, names=first_names, source=_slice_source, **ad.linear_rules(_slice_transpose),
+    batch=_slice_batch,
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
@@ -153,6 +174,7 @@ reverse = declare(
     emit=lambda ctx, x, *, dims: ctx.simple("stablehlo.reverse", x, attrs=f"dimensions = {_i64s(dims)}"),
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
+    batch=lambda bdims, x, *, dims: (lax.reverse(x, dims=bt.shifted_all(dims, bdims[0])), bdims[0]),
     **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)))
 
 
@@ -179,8 +201,15 @@ def _concat_transpose(ct, *xs, out, axis):
     return tuple(cts)
 
 
+def _concat_batch(bdims, *xs, axis):
+    size, d = bt.size_of(bdims, xs), bt.first_dim(bdims)
+    xs = [bt.moved(x, xd, d, size) for x, xd in zip(xs, bdims)]
+    return lax.concatenate(*xs, axis=bt.shifted(axis, d)), d
+
+
 concatenate = declare(
     "concatenate", infer=_concat_infer, names=lambda out, *xs, axis: unify(None, [x.names for x in xs]),
+    batch=_concat_batch,
     **ad.linear_rules(_concat_transpose),
     source=lambda ctx, *xs, axis: f"xp.concat([{', '.join(xs)}], axis={axis})",
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
@@ -256,8 +285,26 @@ def _pad_transpose(ct, x, padding_value, *, out, low, high, interior):
     return (ct_x, ct_v)
 
 
+def _pad_batch(bdims, x, padding_value, *, low, high, interior):
+    dx, dv = bdims
+    size = bt.size_of(bdims, (x, padding_value))
+    d = 0 if dx is None else dx
+    x = bt.moved(x, dx, d, size)
+    params = {"low": bt.inserted(low, d, 0), "high": bt.inserted(high, d, 0),
+              "interior": bt.inserted(interior, d, 0)}
+    if dv is None:
+        return lax.pad(x, padding_value, **params), d
+    # a padding value per example: pad with zeros, then fill what is not the operand
+    padded = lax.pad(x, _scalar_zero(x), **params)
+    inside = lax.pad(lax.constant(shape=x.aval.shape, dtype=dt.bool, value=True, device=x.device),
+                     lax.constant(shape=(), dtype=dt.bool, value=False, device=x.device), **params)
+    fill = lax.broadcast_in_dim(padding_value, shape=padded.aval.shape, dims=(d,))
+    return lax.select(inside, padded, fill), d
+
+
 pad = declare(
     "pad", infer=_pad_infer, names=first_names, impl=_pad_impl, **ad.linear_rules(_pad_transpose),
+    batch=_pad_batch,
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
         f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))
@@ -297,8 +344,28 @@ def _dynamic_slice_source(ctx, x, *starts, sizes):
     return f"{x}[{', '.join(parts)}]"
 
 
+def _int_zero(like):
+    return lax.constant(shape=(), dtype=dt.int64, value=0, device=like.device)
+
+
+def _dynamic_slice_batch(bdims, x, *starts, sizes):
+    dx, ds = bdims[0], bdims[1:]
+    size = bt.size_of(bdims, (x,) + starts)
+    if all(d is None for d in ds):     # one window for all: the mapped axis is taken whole
+        return lax.dynamic_slice(x, *bt.inserted(starts, dx, _int_zero(x)),
+                                 sizes=bt.inserted(sizes, dx, size)), dx
+    # a window per example: gather its elements
+    idx = bt.window_coordinates(starts, ds, x.aval.shape if dx is None else
+                                x.aval.shape[:dx] + x.aval.shape[dx + 1:], sizes, size, dt.int64)
+    if dx is None:
+        return lax.gather(x, idx, axes=tuple(range(len(sizes)))), 0
+    return lax.gather(bt.moved(x, dx, 0, size), bt.with_batch_coordinate(idx),
+                      axes=tuple(range(len(sizes) + 1))), 0
+
+
 dynamic_slice = declare(
     "dynamic_slice", infer=_dynamic_slice_infer, names=first_names, impl=_dynamic_slice_impl,
+    batch=_dynamic_slice_batch,
     source=_dynamic_slice_source,
     emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
@@ -337,8 +404,25 @@ def _dynamic_update_vjp(ct, x, update, *starts, out):
     return (cleared, piece) + (None,) * len(starts)
 
 
+def _dynamic_update_batch(bdims, x, update, *starts):
+    dx, du, ds = bdims[0], bdims[1], bdims[2:]
+    size = bt.size_of(bdims, (x, update) + starts)
+    if all(d is None for d in ds):     # one window for all: it spans the mapped axis
+        d = dx if dx is not None else du
+        return lax.dynamic_update_slice(bt.moved(x, dx, d, size), bt.moved(update, du, d, size),
+                                        *bt.inserted(starts, d, _int_zero(x))), d
+    # a window per example: scatter its elements
+    example = x.aval.shape if dx is None else x.aval.shape[:dx] + x.aval.shape[dx + 1:]
+    sizes = update.aval.shape if du is None else update.aval.shape[:du] + update.aval.shape[du + 1:]
+    idx = bt.window_coordinates(starts, ds, example, sizes, size, dt.int64)
+    return lax.scatter(bt.moved(x, dx, 0, size), bt.with_batch_coordinate(idx),
+                       bt.moved(update, du, 0, size), axes=tuple(range(len(sizes) + 1)),
+                       mode="set"), 0
+
+
 dynamic_update_slice = declare(
     "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
+    batch=_dynamic_update_batch,
     emit=lambda ctx, x, update, *starts: ctx.simple("stablehlo.dynamic_update_slice", x, update,
                                                     *starts),
     jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
@@ -353,9 +437,15 @@ def _rename_infer(x, *, names):
     return Aval(x.shape, x.dtype, names)
 
 
+def _names_with(names, d):
+    """Names with an unnamed mapped axis at `d` (None stays None)."""
+    return None if names is None else bt.inserted(names, d, None)
+
+
 rename = declare(
     "rename", infer=_rename_infer, names=lambda out, x, *, names: names,
     emit=lambda ctx, x, *, names: x, impl=lambda x, *, names: x, source="{0}",
+    batch=lambda bdims, x, *, names: (lax.rename(x, names=_names_with(names, bdims[0])), bdims[0]),
     jvp=lambda tangents, x, *, out, names: (
         None if tangents[0] is None else lax.rename(tangents[0], names=names)),
     vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),))

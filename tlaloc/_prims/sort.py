@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
+from . import batching as bt
 from .core import aval, declare
 
 
@@ -161,6 +162,14 @@ def _sort_vjp(ct, *operands, out, dimension, num_keys, descending, output):
     return tuple(cts)
 
 
-sort = declare("sort", infer=_infer, emit=_emit, impl=_impl, jvp=_sort_jvp, vjp=_sort_vjp)
+def _sort_batch(bdims, *operands, dimension, num_keys, descending, output):
+    size, d = bt.size_of(bdims, operands), bt.first_dim(bdims)
+    operands = [bt.moved(x, xd, d, size) for x, xd in zip(operands, bdims)]
+    return lax.sort(*operands, dimension=bt.shifted(dimension, d), num_keys=num_keys,
+                    descending=descending, output=output), d
+
+
+sort = declare("sort", infer=_infer, emit=_emit, impl=_impl, jvp=_sort_jvp, vjp=_sort_vjp,
+               batch=_sort_batch)
 
 __all__ = ["sort"]

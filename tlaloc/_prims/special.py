@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from . import ad, lax
+from . import batching as bt
 from .core import declare, kinds_check
 
 
@@ -376,7 +377,7 @@ def _polygamma_impl(n, x):
 
 def _unary(name, hlo, impl, partial, source):
     return declare(name, infer=kinds_check(name, "f"), emit=lambda ctx, x: ctx.simple(hlo, x),
-                   impl=_in_dtype(impl), source=source, elementwise=True,
+                   impl=_in_dtype(impl), source=source, elementwise=True, batch=bt.elementwise(name),
                    **ad.elementwise_rules(_partial(partial)))
 
 
@@ -403,5 +404,5 @@ bessel_i1e = _unary("bessel_i1e", "chlo.bessel_i1e", "i1e", i1e_partial, "xp.spe
 polygamma = declare(
     "polygamma", infer=kinds_check("polygamma", "f"), elementwise=True,
     emit=lambda ctx, n, x: ctx.simple("chlo.polygamma", n, x), impl=_in_dtype(_polygamma_impl),
-    source="xp.special.polygamma({0}, {1})",
+    source="xp.special.polygamma({0}, {1})", batch=bt.elementwise("polygamma"),
     **ad.elementwise_rules(None, _partial(lambda n, x, out: ap(lax.polygamma, n + 1.0, x))))
