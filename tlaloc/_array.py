@@ -24,7 +24,9 @@ from ._graph import evaluate, transfer
 
 
 class Array:
-    __slots__ = ("_node", "__weakref__")
+    # `_view`: set only on arrays that share storage with others (tlaloc/_api/views.py);
+    # unset on every other array, so recording never touches it
+    __slots__ = ("_node", "_view", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators with a NumPy left operand to us
 
     def __init__(self, *args, **kwargs):
@@ -35,11 +37,21 @@ class Array:
     def _from_node(cls, node) -> "Array":
         self = object.__new__(cls)
         self._node = node       # its aval holds the shape, dtype and axis names
-        if node.owner is None and node.value is None:
+        if node.value is None:
+            self._own(node)
+        return self
+
+    def _own(self, node, replacing=None) -> None:
+        """Show the pending `node` as this array's value, unless a live array other than
+        `replacing` already does: the depth bound's cuts compute the pending values arrays
+        show (and a plan returns them), so the value a loop goes on with is kept, not
+        recomputed by every later program. `x[i] = v` and `x += y` rebind x to the node of
+        a temporary result (`replacing`), which dies right after."""
+        owner = node.owner
+        if owner is None or owner() is None or owner() is replacing:
             node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
             if not trace.jit_depth:
                 _graph.note_pending_owner(ref)
-        return self
 
     def _rebind(self, other: "Array", opname: str) -> "Array":
         """In-place operators: the result must keep this array's shape and dtype."""
@@ -49,11 +61,12 @@ class Array:
         if other.shape != self.shape:
             raise ValueError(f"{opname}: in-place result would have shape {other.shape}, "
                              f"but the array has shape {self.shape}")
-        self._node = other._node
-        if self._node.owner is None and self._node.value is None:
-            self._node.owner = ref = weakref.ref(self)
-            if not trace.jit_depth:
-                _graph.note_pending_owner(ref)
+        old = self._node
+        if old.owner is not None and old.owner() is self:
+            old.owner = None    # this array no longer shows it: plans need not return it
+        node = self._node = other._node
+        if node.value is None:
+            self._own(node, replacing=other)
         return self
 
     # ------------------------------------------------------------------ metadata

@@ -1,0 +1,95 @@
+"""Loops that write into arrays (issue 20, part 3): each value is computed once, and a
+repeating loop body reaches one cached program per group of iterations, whatever triggers
+the evaluations. Counted through tlaloc.profile (the ops of every program run) and
+cache_info (programs and structures), never timed; values compared with NumPy."""
+import numpy as np
+import pytest
+
+import tlaloc as xp
+
+
+def _stencil_step(u):
+    u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                           + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+
+
+def _grid(n=12):
+    return np.random.default_rng(0).random((n, n))
+
+
+def _numpy_stencil(steps, n=12):
+    u = _grid(n)
+    for _ in range(steps):
+        _stencil_step(u)
+    return u
+
+
+def _run(steps, device, read_every=0):
+    """The stencil on tlaloc, reading one element every `read_every` steps (0: never: the
+    depth bound's cuts are then the only evaluations before the final read). Returns the
+    result and the ops of every program the profile saw."""
+    u = xp.asarray(_grid(), device=device)
+    with xp.profile() as prof:
+        for k in range(steps):
+            _stencil_step(u)
+            if read_every and k % read_every == read_every - 1:
+                float(u[3, 4])
+        result = np.asarray(u)
+    ops = [run.ops for ev in prof.evaluations for run in ev.programs]
+    return result, ops
+
+
+def _ops_per_step(device):
+    u = xp.asarray(_grid(), device=device)
+    xp.eval(u)
+    _stencil_step(u)
+    with xp.profile() as prof:
+        xp.eval(u)
+    return sum(run.ops for ev in prof.evaluations for run in ev.programs)
+
+
+@pytest.mark.parametrize("read_every", [0, 1, 7])
+def test_stencil_computes_each_value_once(tier, read_every):
+    """History used to be recomputed by every cut (the array a loop writes into lost its
+    owner to setitem's temporary result, so no cut computed it): 80 steps executed ~66
+    steps of history per evaluation, quadratic in the step count."""
+    xp.config.update(max_pending=48)
+    steps = 60
+    result, ops = _run(steps, tier, read_every)
+    np.testing.assert_allclose(result, _numpy_stencil(steps), rtol=1e-12, atol=0)
+    per_step = _ops_per_step(tier)
+    # a read adds its own slice (and the cut's programs may return a few temporaries)
+    reads = steps // read_every if read_every else 0
+    assert sum(ops) <= steps * per_step + 2 * reads + per_step, (sum(ops), per_step, ops)
+
+
+@pytest.mark.parametrize("read_every", [0, 7])
+def test_stencil_reaches_one_cached_program_per_group_of_steps(read_every):
+    """Compiled: the programs between evaluations repeat, so a long loop makes a handful
+    of structures (the first group, the repeating one, the tail), not one per group."""
+    xp.config.update(execution="compiled", compile_cache_dir="", max_pending=48)
+    xp.reset_cache_info()
+    result, ops = _run(120, xp.device("cpu"), read_every)
+    np.testing.assert_allclose(result, _numpy_stencil(120), rtol=1e-12, atol=0)
+    info = xp.cache_info()
+    structures = info["compiles"] + info["disk_hits"]
+    assert structures <= 4, info
+    assert info["hits"] >= len(ops) - structures - 1, (info, ops)
+
+
+def test_in_place_operators_keep_the_value_a_loop_goes_on_with(tier):
+    """`x += y` rebinds x to a temporary result's node, as `x[i] = v` does: the cuts must
+    compute it (owned by x), not recompute the chain behind it."""
+    xp.config.update(max_pending=32)
+    x = xp.asarray(np.linspace(0.0, 1.0, 6), device=tier)
+    expected = np.linspace(0.0, 1.0, 6)
+    with xp.profile() as prof:
+        for _ in range(100):
+            x *= 0.5
+            x += 1.0
+            expected *= 0.5
+            expected += 1.0
+        result = np.asarray(x)
+    np.testing.assert_allclose(result, expected, rtol=1e-12)
+    ops = sum(run.ops for ev in prof.evaluations for run in ev.programs)
+    assert ops <= 2 * 100 + 10, ops
