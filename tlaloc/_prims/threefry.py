@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes as dt
-from . import ad
+from . import ad, lax
+from . import batching as bt
 from .core import aval, declare
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -153,7 +154,63 @@ def _emit(ctx, k0, k1, x0, x1, *, output):
                   attrs=f"dimension = {len(a.shape)} : i64")
 
 
-threefry2x32 = declare("threefry2x32", infer=_infer, emit=_emit, impl=_impl,
+class _NodeOps:
+    """The rounds recorded as nodes, every word (key words too) of one shape: the batching
+    rule's cipher when the key differs per example (the primitive takes one key)."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def _c(self, value):
+        return lax.constant(shape=(), dtype=dt.uint32, value=value, device=self.device)
+
+    def key(self, op, a, b):
+        if op == "xor2":
+            return lax.bitwise_xor(a, b)
+        return lax.bitwise_xor(a, self._c(b)) if op == "xor" else lax.add(a, self._c(b))
+
+    def full(self, a):
+        return a
+
+    add = staticmethod(lax.add)
+    xor = staticmethod(lax.bitwise_xor)
+
+    def rotl(self, x, r):
+        return lax.bitwise_or(lax.shift_left(x, self._c(r)), lax.shift_right_logical(x, self._c(32 - r)))
+
+
+def _batch(bdims, k0, k1, x0, x1, *, output):
+    size = bt.size_of(bdims, (k0, k1, x0, x1))
+    dk0, dk1, d0, d1 = bdims
+    to = 0 if d1 is None else d1
+    x1 = bt.moved(x1, d1, to, size)
+    full = x1.aval.shape
+
+    def spread(x, d):      # a 0-d word per example (shape (size,)) or one for all, at every counter
+        return lax.broadcast_in_dim(x, shape=full, dims=() if d is None else (to,))
+
+    if d0 is None and not x0.aval.shape:
+        pass                                # one 0-d word for all: the primitive takes it
+    elif len(x0.aval.shape) == (d0 is not None):
+        x0 = spread(x0, d0)                 # a 0-d word per example
+    else:
+        x0 = bt.moved(x0, d0, to, size)
+    if dk0 is None and dk1 is None:       # one key: the primitive itself
+        return lax.threefry2x32(k0, k1, x0, x1, output=output), to
+    if x0.aval.shape != full:
+        x0 = spread(x0, None)
+    y0, y1 = _cipher(_NodeOps(x1.device), spread(k0, dk0), spread(k1, dk1), x0, x1)
+    if output == "xor":
+        return lax.bitwise_xor(y0, y1), to
+    if output == "wide":
+        wide = [lax.convert(y, dtype=dt.uint64) for y in (y0, y1)]
+        shift = lax.constant(shape=(), dtype=dt.uint64, value=32, device=x1.device)
+        return lax.bitwise_or(lax.shift_left(wide[0], shift), wide[1]), to
+    return lax.concatenate(*[lax.reshape(y, shape=full + (1,)) for y in (y0, y1)],
+                           axis=len(full)), to
+
+
+threefry2x32 = declare("threefry2x32", infer=_infer, emit=_emit, impl=_impl, batch=_batch,
                        source=lambda ctx, k0, k1, x0, x1, *, output:
                        f"xp.primitive('threefry2x32', {k0}, {k1}, {x0}, {x1}, output={output!r})",
                        **ad.no_derivative())
