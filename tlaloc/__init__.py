@@ -51,6 +51,7 @@ from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
 from .autodiff.source import grad_source
 from ._jit import compile_log, jit
+from ._vmap import vmap
 from ._export import Exported, deserialize, export
 from ._profile import memory_stats, profile   # profiling (docs/profiling.md)
 from ._explain import explain, explain_from_environment as _explain_from_environment
