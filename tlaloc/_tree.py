@@ -1,8 +1,10 @@
-"""Nested tuples (named ones too), lists and dicts of leaves ("trees"): flatten and rebuild
-them.
+"""Nested tuples (named ones too), lists, dicts and registered classes of leaves ("trees"):
+flatten and rebuild them.
 
-Used for the arguments and results of grad, vjp, jvp and jit. Dict keys are visited in
-sorted order, so equal structures flatten identically.
+Used for the arguments and results of grad, vjp, jvp, jit and the control-flow functions,
+and public as tlaloc.tree. Dict keys are visited in sorted order, so equal structures
+flatten identically. A class registered with `register` flattens into its children and a
+hashable auxiliary value (its static fields).
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ class Structure:
     __slots__ = ("kind", "meta", "children", "_hash")
 
     def __init__(self, kind, meta, children):
-        self.kind = kind          # "leaf", "tuple", "namedtuple", "list", "dict", "none"
-        self.meta = meta          # dict keys (sorted tuple), the named tuple's class, or None
+        self.kind = kind          # "leaf", "tuple", "namedtuple", "list", "dict", "none", "custom"
+        self.meta = meta          # dict keys (sorted tuple), the named tuple's class,
+                                  # (registered class, aux) for "custom", or None
         self.children = children  # tuple of Structure
         self._hash = hash((kind, meta, children))
 
@@ -36,6 +39,8 @@ class Structure:
             return "{" + inner + "}"
         if self.kind == "namedtuple":
             return f"{self.meta.__name__}({inner})"
+        if self.kind == "custom":
+            return f"{self.meta[0].__name__}({inner})"
         return f"({inner})" if self.kind == "tuple" else f"[{inner}]"
 
     @property
@@ -47,6 +52,21 @@ class Structure:
 
 LEAF = Structure("leaf", None, ())
 NONE = Structure("none", None, ())
+
+# Registered classes: type -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj)
+_REGISTERED: dict = {}
+
+
+def register(cls, flatten, unflatten) -> None:
+    """Make instances of `cls` trees: `flatten(obj)` returns (an iterable of children, a
+    hashable aux value); `unflatten(aux, children)` rebuilds the object."""
+    if not isinstance(cls, type):
+        raise TypeError(f"tree.register: expected a class, got {cls!r}")
+    if not callable(flatten) or not callable(unflatten):
+        raise TypeError("tree.register: flatten and unflatten must be callable")
+    if cls in (tuple, list, dict, type(None)) or cls in _REGISTERED:
+        raise ValueError(f"tree.register: {cls.__name__} is already a tree node")
+    _REGISTERED[cls] = (flatten, unflatten)
 
 
 def flatten(tree, is_leaf=None):
@@ -64,6 +84,16 @@ def _walk(t, leaves, is_leaf):
         return LEAF
     if t is None:
         return NONE
+    registered = _REGISTERED.get(type(t))
+    if registered is not None:
+        children, aux = registered[0](t)
+        try:
+            hash(aux)
+        except TypeError:
+            raise TypeError(f"tree: the aux value of a {type(t).__name__} must be hashable, "
+                            f"got {aux!r}") from None
+        return Structure("custom", (type(t), aux),
+                         tuple(_walk(c, leaves, is_leaf) for c in children))
     if isinstance(t, tuple):
         children = tuple(_walk(c, leaves, is_leaf) for c in t)
         if hasattr(t, "_fields"):   # a named tuple (EighResult, a user's parameter record)
@@ -94,6 +124,9 @@ def _build(s, it):
         return s.meta(*children)
     if s.kind == "list":
         return children
+    if s.kind == "custom":
+        cls, aux = s.meta
+        return _REGISTERED[cls][1](aux, children)
     return dict(zip(s.meta, children))
 
 

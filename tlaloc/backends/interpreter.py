@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _context
+from .._prims.control import Region, shared_value
 from . import _memory
 from ._fpenv import flush_subnormals
 from .protocol import Backend
@@ -20,10 +21,13 @@ def interpret(eqns, outputs, inputs):
     env = list(inputs)
     ndarray = np.ndarray
     dying = _last_uses(eqns, outputs)
+    shared = {}   # results of region ops (control flow), each run once for all its nodes
     # StableHLO semantics: inf and nan, never warnings; subnormals flushed, as XLA:CPU does
     with np.errstate(all="ignore"), flush_subnormals():
         for i, (prim, params, slots, want) in enumerate(eqns):
-            if len(slots) == 1:
+            if type(prim) is Region:
+                out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
+            elif len(slots) == 1:
                 out = prim.impl(env[slots[0]], **params)
             else:
                 out = prim.impl(*[env[s] for s in slots], **params)

@@ -53,10 +53,60 @@ class EmitContext:
         self.producer = {}  # result name -> the op that defined it (for peephole choices)
         self._broadcast_of = {}  # result of a broadcast_in_dim -> its operand
         self._constant = set()   # results that depend on no program input
+        self._shared = {}        # results of multi-result ops, by what computes them (`once`)
 
     def fresh(self) -> str:
         self._count += 1
         return f"%t{self._count}"
+
+    # ------------------------------------------------------------------ regions
+    #
+    # Ops with regions (stablehlo.while, case, if) write their bodies in a child context:
+    # its own lines and shared results, the parent's SSA counter (names stay unique in the
+    # module). A region may read the enclosing scope's values by name (case and if branches
+    # do; while bodies take everything they need as block arguments).
+
+    def child(self) -> "EmitContext":
+        """A context for one region's body."""
+        region = EmitContext(self.platform)
+        region.fresh = self.fresh
+        return region
+
+    def region(self, args, results, result_avals) -> str:
+        """This child context's lines as one region's text: block arguments `args`
+        ((name, aval) pairs), returning `results` (names of `result_avals`)."""
+        head = ""
+        if args:
+            head = "  ^bb0(" + ", ".join(f"{n}: {tensor_type(a)}" for n, a in args) + "):\n"
+        body = "".join(f"    {line}\n" for line in self.lines)
+        types = ", ".join(tensor_type(a) for a in result_avals)
+        return (f"{{\n{head}{body}"
+                f'    "stablehlo.return"({", ".join(results)}) : ({types}) -> ()\n}}')
+
+    def op_results(self, name, operands, in_avals, out_avals, attrs="", regions=()) -> list:
+        """Write one generic-form op with several results; returns their names."""
+        result = self.fresh()
+        n = len(out_avals)
+        head = f"{result}:{n}" if n > 1 else result
+        ins = ", ".join(tensor_type(a) for a in in_avals)
+        outs = ", ".join(tensor_type(a) for a in out_avals)
+        attr = f" {{{attrs}}}" if attrs else ""
+        reg = f" ({', '.join(regions)})" if regions else ""
+        self.lines.append(f'{head} = "{name}"({", ".join(operands)}){reg}{attr} : '
+                          f"({ins}) -> ({outs})")
+        names = [f"{result}#{i}" for i in range(n)] if n > 1 else [result]
+        for r in names:
+            self.producer[r] = name
+        return names
+
+    def once(self, key, make):
+        """`make()`, written once per `key` in this context: the nodes that each take one
+        result of a multi-result op (one node per result, told apart by a parameter) share
+        the op. `key` names the op and its operands (SSA names) and static parameters."""
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = make()
+        return found
 
     def op(self, name, operands, in_avals, out_aval, attrs="", regions="") -> str:
         """Write one generic-form op and return its result name."""

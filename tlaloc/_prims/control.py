@@ -1,0 +1,675 @@
+"""Structured control flow: `cond` (cond and switch), `while` and `scan`.
+
+Each is one primitive whose parameters hold traced sub-programs (`SubProgram`: equations over
+their inputs, compared and hashed by structure, so they take part in the compile-cache key)
+and that lowers to one StableHLO region op: `stablehlo.if` / `stablehlo.case`, and
+`stablehlo.while` (scan too: a counter, dynamic slices of its inputs and updates of its
+stacked outputs). The graph has one result per node, so an op with several results is one
+node per result, the nodes differing only in the `output` parameter; the lowering writes the
+op once for all of them (`EmitContext.once`) and the interpreter runs it once
+(`shared_value`).
+
+Operands: a function's arguments, then the values it read from outside ("captured"), so
+derivatives reach closed-over parameters. Derivative rules replay a sub-program on nodes
+(`replay`) and apply each inner primitive's own rules; the derivative is again one region op.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _dtypes as dt
+from .. import _graph
+from .._context import trace as _trace
+from .._graph import Aval, ConcretizationError, Equation, Node, bind, unnamed
+from ..lowering.stablehlo import emit_equations
+from . import ad, lax
+from .autodiff import custom_call
+from .core import Primitive
+
+_I64 = Aval((), dt.int64)
+_PRED = Aval((), dt.bool)
+
+
+# ----------------------------------------------------------------------------- sub-programs
+
+class SubProgram:
+    """A traced function: equations (prim, params, input slots, aval) over `in_avals`
+    (slots 0..n-1; equation i writes slot n + i) and the slots it returns."""
+
+    __slots__ = ("in_avals", "eqns", "outputs", "out_avals", "origins", "_key", "_hash")
+
+    def __init__(self, in_avals, eqns, outputs, origins):
+        self.in_avals = tuple(in_avals)
+        self.eqns = tuple(eqns)
+        self.outputs = tuple(outputs)
+        n = len(self.in_avals)
+        self.out_avals = tuple(self.in_avals[s] if s < n else self.eqns[s - n].aval
+                               for s in self.outputs)
+        # {equation index: recorded node} of custom-rule calls (checkpoint, custom_vjp):
+        # their rules find the call's arguments by the node recorded first
+        self.origins = origins
+        rename = _graph.RENAME
+        self._key = (tuple(unnamed(a) for a in self.in_avals),
+                     tuple((p, () if p is rename else tuple(params.items()), slots, unnamed(a))
+                           for p, params, slots, a in self.eqns),
+                     self.outputs)
+        self._hash = hash(self._key)
+
+    def __eq__(self, other):
+        return isinstance(other, SubProgram) and self._key == other._key
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return f"<sub-program: {len(self.in_avals)} inputs, {len(self.eqns)} equations, " \
+               f"{len(self.outputs)} outputs>"
+
+
+# Replayed custom-rule calls -> the call recorded first (see SubProgram.origins)
+_ORIGIN = weakref.WeakKeyDictionary()
+
+
+class Traced(NamedTuple):
+    inputs: list     # the placeholders the function ran on
+    outputs: list    # the nodes it returned
+    nodes: list      # the operations it recorded, in order
+    captured: list   # values from outside the function that it read
+
+
+def trace(fn, in_avals, device, what) -> Traced:
+    """Run `fn(*placeholders) -> list of nodes` on placeholder nodes (no values: nothing is
+    computed while tracing) and collect what it recorded."""
+    start = _graph._numbering()
+    placeholders = [Node(None, (), None, a, device) for a in in_avals]
+    _trace.jit_depth += 1
+    try:
+        outputs = list(fn(*placeholders))
+    except ConcretizationError as e:
+        raise ConcretizationError(f"{what} is traced without values: {e}") from None
+    finally:
+        _trace.jit_depth -= 1
+    known = set(placeholders)
+    nodes, captured, seen = [], [], set()
+    stack = list(reversed(outputs))
+    while stack:
+        n = stack.pop()
+        if n in seen or n in known:
+            continue
+        seen.add(n)
+        if n.prim is None or n.value is not None or n.number < start:
+            captured.append(n)
+        else:
+            nodes.append(n)
+            stack.extend(reversed(n.inputs))
+    nodes.sort(key=lambda n: n.number)
+    return Traced(placeholders, outputs, nodes, captured)
+
+
+def union(captured_lists) -> list:
+    """The captured values of several traces, each once, in order of first appearance."""
+    return list(dict.fromkeys(n for c in captured_lists for n in c))
+
+
+def build(traced: Traced, captured) -> SubProgram:
+    """`traced` as a SubProgram over its placeholders then `captured` (a superset of what it
+    captured: branches and loop parts share one operand list)."""
+    slot = {}
+    for n in list(traced.inputs) + list(captured):
+        slot.setdefault(n, len(slot))
+    n_in = len(slot)
+    eqns, origins = [], {}
+    for n in traced.nodes:
+        eqns.append(Equation(n.prim, n.params, tuple(slot[i] for i in n.inputs), n.aval))
+        if n.prim is custom_call:
+            origins[len(eqns) - 1] = _ORIGIN.get(n, n)
+        slot[n] = n_in + len(eqns) - 1
+    in_avals = [n.aval for n in traced.inputs] + [n.aval for n in captured]
+    return SubProgram(in_avals, eqns, [slot[o] for o in traced.outputs], origins)
+
+
+def programs(fns, in_avals, device, what):
+    """Derived sub-programs (derivatives, restrictions) of node functions over `in_avals`:
+    (SubPrograms, the values they capture: extra operands after `in_avals`)."""
+    traces = [trace(f, in_avals, device, what) for f in fns]
+    captured = union(t.captured for t in traces)
+    return [build(t, captured) for t in traces], captured
+
+
+# ----------------------------------------------------------------------------- replay
+
+def replay(sub, inputs, device, tangents=None):
+    """Record `sub`'s equations on the nodes `inputs`: the node of every slot, and with
+    `tangents` (a node or None per input) the tangent of every slot (forward mode)."""
+    env = list(inputs)
+    tan = None if tangents is None else list(tangents)
+    for i, (prim, params, slots, _) in enumerate(sub.eqns):
+        args = tuple(env[s] for s in slots)
+        node = bind(prim, args, params, device)
+        origin = sub.origins.get(i)
+        if origin is not None:
+            _ORIGIN[node] = origin
+        env.append(node)
+        if tan is None:
+            continue
+        ts = tuple(tan[s] for s in slots)
+        t = None
+        if any(x is not None for x in ts):
+            if prim.jvp is None:
+                raise NotImplementedError(f"no forward-mode rule for primitive '{prim.name}'")
+            t = prim.jvp(ts, *args, out=origin or node, **params)
+        tan.append(t)
+    return env, tan
+
+
+def backward(sub, env, out_cts) -> list:
+    """Cotangents of `sub`'s inputs (node or None each) given cotangents of its outputs,
+    walking the replayed nodes `env` back with each primitive's vjp rule."""
+    n_in = len(sub.in_avals)
+    cts = {}
+    for s, c in zip(sub.outputs, out_cts):
+        if c is not None:
+            cts[s] = ad.add_any(cts.get(s), c)
+    for i in range(len(sub.eqns) - 1, -1, -1):
+        c = cts.pop(n_in + i, None)
+        if c is None:
+            continue
+        prim, params, slots, _ = sub.eqns[i]
+        if prim.vjp is None:
+            raise NotImplementedError(f"no reverse-mode rule for primitive '{prim.name}'")
+        node = env[n_in + i]
+        args = [env[s] for s in slots]
+        for s, ci in zip(slots, prim.vjp(c, *args, out=sub.origins.get(i) or node, **params)):
+            if ci is not None and ad.differentiable(env[s]):
+                cts[s] = ad.add_any(cts.get(s), ci)
+    return [cts.get(s) for s in range(n_in)]
+
+
+def _zeros_if_none(x, like):
+    return ad.zeros(like) if x is None else x
+
+
+def _differentiable(a: Aval) -> bool:
+    return a.dtype.kind in dt.FLOATING_KINDS
+
+
+# ----------------------------------------------------------------------------- running
+
+def run(sub, arrays) -> list:
+    """`sub` on NumPy arrays (the interpreter; called inside its error/flush settings)."""
+    env = list(arrays)
+    shared = {}
+    for prim, params, slots, want in sub.eqns:
+        if type(prim) is Region:
+            out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
+        else:
+            out = prim.impl(*[env[s] for s in slots], **params)
+        if type(out) is not np.ndarray or out.dtype != want.dtype.numpy:
+            out = np.asarray(out, dtype=want.dtype.numpy)
+        env.append(out)
+    return [env[s] for s in sub.outputs]
+
+
+def _without_output(params) -> dict:
+    return {k: v for k, v in params.items() if k != "output"}
+
+
+def shared_value(shared, prim, params, slots, arrays):
+    """Result `params["output"]` of a region op, computed once per program for all the
+    nodes that read one of its results (`shared`: the program's dict of results)."""
+    rest = _without_output(params)
+    key = (prim, tuple(rest.items()), tuple(slots))
+    results = shared.get(key)
+    if results is None:
+        results = shared[key] = prim.run_all(*arrays, **rest)
+    return results[params["output"]]
+
+
+# ----------------------------------------------------------------------------- region primitives
+
+class Region(Primitive):
+    """A primitive with several results (one node per result, parameter `output`) and
+    sub-programs: `emit_all(ctx, *operands, **params) -> [SSA names]` writes the op once,
+    `run_all(*arrays, **params) -> [arrays]` runs it once."""
+
+    __slots__ = ("run_all",)
+
+    def __init__(self, name, *, infer, emit_all, run_all, **rules):
+        def emit(ctx, *operands, output, **params):
+            key = (name, tuple(params.items()), operands)
+            return ctx.once(key, lambda: emit_all(ctx, *operands, **params))[output]
+
+        def impl(*arrays, output, **params):
+            return run_all(*arrays, **params)[output]
+
+        super().__init__(name, infer=infer, emit=emit, impl=impl,
+                         names=lambda out, *avals, **params: out.names, **rules)
+        self.run_all = run_all
+
+
+def results(prim, inputs, params, indices, device=None) -> list:
+    """Nodes for results `indices` of the region op `prim` on `inputs`."""
+    return [bind(prim, tuple(inputs), dict(params, output=k), device) for k in indices]
+
+
+# ----------------------------------------------------------------------------- cond / switch
+
+def _cond_infer(index, *operands, branches, output):
+    if index.shape != () or (index.dtype is not dt.bool and index.dtype is not dt.int32):
+        raise TypeError(f"internal: cond index must be a 0-d bool or int32, got {index}")
+    for b in branches:
+        if len(b.in_avals) != len(operands):
+            raise TypeError("internal: cond branch takes other operands")
+    return branches[0].out_avals[output]
+
+
+def _cond_emit_all(ctx, index, *operands, branches):
+    in_avals = ctx.in_avals[1:]
+    out_avals = branches[0].out_avals
+    if ctx.in_avals[0].dtype is dt.bool:    # stablehlo.if: the true branch first
+        name, ordered = "stablehlo.if", (branches[1], branches[0])
+    else:                                   # stablehlo.case: an index past the end runs the last
+        name, ordered = "stablehlo.case", branches
+    regions = []
+    for b in ordered:
+        c = ctx.child()    # branches read the operands from the enclosing scope
+        names = emit_equations(c, b.eqns, operands, in_avals)
+        regions.append(c.region((), [names[s] for s in b.outputs], out_avals))
+    return ctx.op_results(name, [index], [ctx.in_avals[0]], out_avals, regions=regions)
+
+
+def _cond_run_all(index, *operands, branches):
+    k = int(index)
+    return run(branches[min(max(k, 0), len(branches) - 1)], operands)
+
+
+def _cond_jvp(tangents, index, *operands, out, branches, output):
+    if not _differentiable(out.aval):
+        return None
+    ts = tangents[1:]
+    live = [i for i, t in enumerate(ts) if t is not None]
+    n = len(operands)
+
+    def branch_jvp(b):
+        def f(*nodes):
+            tan = [None] * n
+            for j, i in enumerate(live):
+                tan[i] = nodes[n + j]
+            env, tenv = replay(b, nodes[:n], out.device, tan)
+            s = b.outputs[output]
+            return [_zeros_if_none(tenv[s], env[s])]
+        return f
+
+    avals = [o.aval for o in operands] + [ts[i].aval for i in live]
+    subs, captured = programs([branch_jvp(b) for b in branches], avals, out.device,
+                              "the derivative of a cond branch")
+    inputs = (index, *operands, *[ts[i] for i in live], *captured)
+    return results(cond, inputs, {"branches": tuple(subs)}, [0])[0]
+
+
+def _cond_vjp(ct, index, *operands, out, branches, output):
+    n = len(operands)
+    wanted = [i for i, o in enumerate(operands) if ad.differentiable(o)]
+    if not wanted or not _differentiable(out.aval):
+        return (None,) * (n + 1)
+
+    def branch_vjp(b):
+        def f(*nodes):
+            env, _ = replay(b, nodes[:n], out.device)
+            cts = [None] * len(b.outputs)
+            cts[output] = nodes[n]
+            in_cts = backward(b, env, cts)
+            return [_zeros_if_none(in_cts[i], nodes[i]) for i in wanted]
+        return f
+
+    avals = [o.aval for o in operands] + [ct.aval]
+    subs, captured = programs([branch_vjp(b) for b in branches], avals, out.device,
+                              "the derivative of a cond branch")
+    nodes = results(cond, (index, *operands, ct, *captured), {"branches": tuple(subs)},
+                    range(len(wanted)))
+    cts = [None] * n
+    for i, node in zip(wanted, nodes):
+        cts[i] = node
+    return (None, *cts)
+
+
+cond = Region("cond", infer=_cond_infer, emit_all=_cond_emit_all, run_all=_cond_run_all,
+              jvp=_cond_jvp, vjp=_cond_vjp)
+
+
+# ----------------------------------------------------------------------------- while
+
+def _while_infer(*operands, cond, body, n_carry, output):
+    if len(cond.out_avals) != 1 or unnamed(cond.out_avals[0]) != _PRED:
+        raise TypeError(f"internal: while condition gives {cond.out_avals}")
+    return body.out_avals[output]
+
+
+def _loop_region(ctx, sub, avals):
+    """(child context, block arguments, names of every slot of `sub` on them): the start of a
+    loop region whose block arguments are the loop's operands."""
+    c = ctx.child()
+    args = [(c.fresh(), a) for a in avals]
+    names = emit_equations(c, sub.eqns, [n for n, _ in args], avals)
+    return c, args, names
+
+
+def _while_emit_all(ctx, *operands, cond, body, n_carry):
+    avals = list(ctx.in_avals)
+    c, args, names = _loop_region(ctx, cond, avals)
+    cond_region = c.region(args, [names[cond.outputs[0]]], [_PRED])
+    b, args, names = _loop_region(ctx, body, avals)
+    new = [names[s] for s in body.outputs] + [n for n, _ in args[n_carry:]]
+    body_region = b.region(args, new, avals)
+    return ctx.op_results("stablehlo.while", operands, avals, avals,
+                          regions=[cond_region, body_region])[:n_carry]
+
+
+def _while_run_all(*arrays, cond, body, n_carry):
+    carry, consts = list(arrays[:n_carry]), list(arrays[n_carry:])
+    while bool(run(cond, carry + consts)[0]):
+        carry = run(body, carry + consts)
+    return carry
+
+
+def _while_jvp(tangents, *operands, out, cond, body, n_carry, output):
+    if not _differentiable(out.aval):
+        return None
+    carry, consts = operands[:n_carry], operands[n_carry:]
+    diff = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
+    live = [i for i, t in enumerate(tangents[n_carry:]) if t is not None]
+    nd, nc = len(diff), len(consts)
+
+    def unpack(nodes):
+        """(carry, carry tangents, consts, const tangents) of the derived loop's operands."""
+        c, tc = nodes[:n_carry], nodes[n_carry:n_carry + nd]
+        k = n_carry + nd
+        tan = [None] * (n_carry + nc)
+        for j, i in enumerate(diff):
+            tan[i] = tc[j]
+        for j, i in enumerate(live):
+            tan[n_carry + i] = nodes[k + nc + j]
+        return list(c) + list(nodes[k:k + nc]), tan
+
+    def cond_of(*nodes):
+        primals, _ = unpack(nodes)
+        env, _ = replay(cond, primals, out.device)
+        return [env[cond.outputs[0]]]
+
+    def body_jvp(*nodes):
+        primals, tan = unpack(nodes)
+        env, tenv = replay(body, primals, out.device, tan)
+        new = [env[s] for s in body.outputs]
+        return new + [_zeros_if_none(tenv[body.outputs[i]], new[i]) for i in diff]
+
+    t_carry = [_zeros_if_none(tangents[i], carry[i]) for i in diff]
+    t_consts = [tangents[n_carry + i] for i in live]
+    avals = [x.aval for x in (*carry, *t_carry, *consts, *t_consts)]
+    (c_sub, b_sub), captured = programs([cond_of, body_jvp], avals, out.device,
+                                        "the derivative of a while_loop body")
+    inputs = (*carry, *t_carry, *consts, *t_consts, *captured)
+    params = {"cond": c_sub, "body": b_sub, "n_carry": n_carry + nd}
+    return results(while_, inputs, params, [n_carry + diff.index(output)])[0]
+
+
+def _while_vjp(ct, *operands, out, **params):
+    raise ValueError(
+        "reverse-mode differentiation (grad, vjp) does not go through tlaloc.while_loop, whose "
+        "trip count is known only when it runs; use tlaloc.scan, or tlaloc.fori_loop with "
+        "Python int bounds (a scan), or forward mode (tlaloc.jvp, jacfwd)")
+
+
+while_ = Region("while", infer=_while_infer, emit_all=_while_emit_all, run_all=_while_run_all,
+                jvp=_while_jvp, vjp=_while_vjp)
+
+
+# ----------------------------------------------------------------------------- scan
+#
+# scan(*init, *xs, *consts; body, n_carry, n_xs, length, reverse, unroll, save_carries):
+# `body(*carry, *x slices, *consts) -> (*carry, *y)`. Results: the final carry, each y
+# stacked along a new leading axis of `length`, and with `save_carries` the carry that
+# entered each step, stacked (what the reverse-mode rule reads; under grad the forward scan
+# saves them, so the backward pass reads the same op's results instead of running it again).
+
+def _scan_layout(body, n_carry, n_xs, save_carries, length):
+    """The avals of a scan's results."""
+    outs = body.out_avals
+    carry, ys = outs[:n_carry], outs[n_carry:]
+    stacked = [Aval((length,) + a.shape, a.dtype,
+                    None if a.names is None else (None,) + a.names) for a in ys]
+    saved = [Aval((length,) + a.shape, a.dtype,
+                  None if a.names is None else (None,) + a.names)
+             for a in body.in_avals[:n_carry]] if save_carries else []
+    return list(carry) + stacked + saved
+
+
+def _scan_infer(*operands, body, n_carry, n_xs, length, reverse, unroll, save_carries, output):
+    if len(body.in_avals) != len(operands):
+        raise TypeError("internal: scan body takes other operands")
+    return _scan_layout(body, n_carry, n_xs, save_carries, length)[output]
+
+
+def _slice_at(c, x, xa, t):
+    """Row `t` (an i64 SSA name) of `x` (aval `xa`), without the leading axis."""
+    zero = c.constant(0, _I64)
+    row = Aval((1,) + xa.shape[1:], xa.dtype)
+    sizes = ", ".join(map(str, row.shape))
+    s = c.op("stablehlo.dynamic_slice", [x, t] + [zero] * (len(xa.shape) - 1),
+             [xa] + [_I64] * len(xa.shape), row, attrs=f"slice_sizes = array<i64: {sizes}>")
+    return c.op("stablehlo.reshape", [s], [row], Aval(xa.shape[1:], xa.dtype))
+
+
+def _update_at(c, buf, ba, value, t):
+    """`buf` (aval `ba`) with row `t` set to `value`."""
+    zero = c.constant(0, _I64)
+    va = Aval(ba.shape[1:], ba.dtype)
+    row = Aval((1,) + va.shape, ba.dtype)
+    r = c.op("stablehlo.reshape", [value], [va], row)
+    return c.op("stablehlo.dynamic_update_slice", [buf, r, t] + [zero] * len(va.shape),
+                [ba, row] + [_I64] * len(ba.shape), ba)
+
+
+def _scan_step(c, body, n_carry, n_xs, state, avals, i, length, reverse):
+    """One step at counter `i` (i64 SSA name): the new state (carry, xs, consts, ys, saved
+    names). `avals` are the state's avals."""
+    n_in = len(body.in_avals)
+    t = i
+    if reverse:
+        last = c.constant(length - 1, _I64)
+        t = c.op("stablehlo.subtract", [last, i], [_I64, _I64], _I64)
+    carry, xs = state[:n_carry], state[n_carry:n_carry + n_xs]
+    consts = state[n_carry + n_xs:n_in]
+    bufs = state[n_in:]
+    rows = [_slice_at(c, x, a, t) for x, a in zip(xs, avals[n_carry:n_carry + n_xs])]
+    names = emit_equations(c, body.eqns, list(carry) + rows + list(consts), body.in_avals)
+    outs = [names[s] for s in body.outputs]
+    writes = outs[n_carry:] + list(carry)     # ys, then (if saved) the carry that entered
+    new_bufs = [_update_at(c, b, a, v, t) for b, a, v in zip(bufs, avals[n_in:], writes)]
+    return outs[:n_carry] + list(xs) + list(consts) + new_bufs
+
+
+def _scan_emit_all(ctx, *operands, body, n_carry, n_xs, length, reverse, unroll, save_carries):
+    n_in = len(body.in_avals)
+    layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
+    buf_avals = layout[n_carry:]
+    bufs = [ctx.constant(0, a) for a in buf_avals]
+    state = list(operands) + bufs
+    avals = list(ctx.in_avals) + buf_avals
+    unroll = max(1, min(unroll, length)) if length else 1
+    looped = length - length % unroll
+    if looped:
+        i_avals = [_I64] + avals
+        c = ctx.child()
+        args = [(c.fresh(), a) for a in i_avals]
+        end = c.constant(looped, _I64)
+        cond_region = c.region(args, [c.compare(args[0][0], end, _I64, "LT")], [_PRED])
+        b = ctx.child()
+        args = [(b.fresh(), a) for a in i_avals]
+        i, inner = args[0][0], [n for n, _ in args[1:]]
+        one = b.constant(1, _I64)
+        for _ in range(unroll):
+            inner = _scan_step(b, body, n_carry, n_xs, inner, avals, i, length, reverse)
+            i = b.op("stablehlo.add", [i, one], [_I64, _I64], _I64)
+        body_region = b.region(args, [i] + inner, i_avals)
+        start = ctx.constant(0, _I64)
+        state = ctx.op_results("stablehlo.while", [start] + state, i_avals, i_avals,
+                               regions=[cond_region, body_region])[1:]
+    for k in range(looped, length):    # the steps past the last whole unrolled group
+        state = _scan_step(ctx, body, n_carry, n_xs, state, avals, ctx.constant(k, _I64),
+                           length, reverse)
+    return state[:n_carry] + state[n_in:]
+
+
+def _scan_run_all(*arrays, body, n_carry, n_xs, length, reverse, unroll, save_carries):
+    n_in = len(body.in_avals)
+    carry = list(arrays[:n_carry])
+    xs, consts = arrays[n_carry:n_carry + n_xs], list(arrays[n_carry + n_xs:n_in])
+    layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
+    ys = [np.empty(a.shape, a.dtype.numpy) for a in layout[n_carry:]]
+    n_y = len(body.outputs) - n_carry
+    for t in (range(length - 1, -1, -1) if reverse else range(length)):
+        for buf, c in zip(ys[n_y:], carry):
+            buf[t] = c
+        outs = run(body, carry + [x[t] for x in xs] + consts)
+        carry = outs[:n_carry]
+        for buf, y in zip(ys, outs[n_carry:]):
+            buf[t] = y
+    return carry + ys
+
+
+def _scan_parts(operands, n_carry, n_xs):
+    return (list(operands[:n_carry]), list(operands[n_carry:n_carry + n_xs]),
+            list(operands[n_carry + n_xs:]))
+
+
+def _scan_jvp(tangents, *operands, out, body, n_carry, n_xs, length, reverse, unroll,
+              save_carries, output):
+    if not _differentiable(out.aval):
+        return None
+    carry, xs, consts = _scan_parts(operands, n_carry, n_xs)
+    t_carry_in, t_xs_in, t_consts_in = _scan_parts(tangents, n_carry, n_xs)
+    n_y = len(body.outputs) - n_carry
+    dc = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
+    lx = [i for i, t in enumerate(t_xs_in) if t is not None]
+    lk = [i for i, t in enumerate(t_consts_in) if t is not None]
+    dy = [j for j in range(n_y) if _differentiable(body.out_avals[n_carry + j])]
+    n_c2 = n_carry + len(dc)
+
+    def body_jvp(*nodes):
+        c, tc = nodes[:n_carry], nodes[n_carry:n_c2]
+        x, tx = nodes[n_c2:n_c2 + n_xs], nodes[n_c2 + n_xs:n_c2 + n_xs + len(lx)]
+        k0 = n_c2 + n_xs + len(lx)
+        k, tk = nodes[k0:k0 + len(consts)], nodes[k0 + len(consts):]
+        tan = [None] * len(body.in_avals)
+        for j, i in enumerate(dc):
+            tan[i] = tc[j]
+        for j, i in enumerate(lx):
+            tan[n_carry + i] = tx[j]
+        for j, i in enumerate(lk):
+            tan[n_carry + n_xs + i] = tk[j]
+        env, tenv = replay(body, list(c) + list(x) + list(k), out.device, tan)
+        outs = [env[s] for s in body.outputs]
+        touts = [_zeros_if_none(tenv[body.outputs[i]], outs[i]) for i in range(len(outs))]
+        return outs[:n_carry] + [touts[i] for i in dc] + outs[n_carry:] + \
+            [touts[n_carry + j] for j in dy]
+
+    t_carry = [_zeros_if_none(t_carry_in[i], carry[i]) for i in dc]
+    t_xs = [t_xs_in[i] for i in lx]
+    t_consts = [t_consts_in[i] for i in lk]
+    body_avals = ([a for a in body.in_avals[:n_carry]] + [t.aval for t in t_carry]
+                  + list(body.in_avals[n_carry:n_carry + n_xs])
+                  + [Aval(t.aval.shape[1:], t.aval.dtype) for t in t_xs]
+                  + [x.aval for x in consts] + [t.aval for t in t_consts])
+    (sub,), captured = programs([body_jvp], body_avals, out.device,
+                                "the derivative of a scan body")
+    inputs = (*carry, *t_carry, *xs, *t_xs, *consts, *t_consts, *captured)
+    params = {"body": sub, "n_carry": n_c2, "n_xs": n_xs + len(lx), "length": length,
+              "reverse": reverse, "unroll": unroll, "save_carries": save_carries}
+    # where the tangent of result `output` is among the derived scan's results
+    if output < n_carry:
+        k = n_carry + dc.index(output)
+    elif output < n_carry + n_y:
+        k = n_c2 + n_y + dy.index(output - n_carry)
+    else:
+        k = n_c2 + n_y + len(dy) + n_carry + dc.index(output - n_carry - n_y)
+    return results(scan, inputs, params, [k])[0]
+
+
+def _scan_vjp(ct, *operands, out, body, n_carry, n_xs, length, reverse, unroll, save_carries,
+              output):
+    carry, xs, consts = _scan_parts(operands, n_carry, n_xs)
+    n_y = len(body.outputs) - n_carry
+    n_cts = len(operands)
+    dc = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
+    dx = [i for i in range(n_xs) if ad.differentiable(xs[i])]
+    dk = [i for i in range(len(consts)) if ad.differentiable(consts[i])]
+    if not _differentiable(out.aval) or not (dc or dx or dk):
+        return (None,) * n_cts
+    # the carries that entered each step: results of the forward scan saving them (the same
+    # op as the forward pass's when it saved them, which the lowering then writes once)
+    fwd = {"body": body, "n_carry": n_carry, "n_xs": n_xs, "length": length,
+           "reverse": reverse, "unroll": unroll, "save_carries": True}
+    saved = results(scan, operands, fwd, range(n_carry + n_y, 2 * n_carry + n_y))
+    # the cotangent: of a final carry (the reverse scan's initial carry), of a stacked y or
+    # of a saved carry (a row per step, read by the reverse scan as an input)
+    row_ct = None if output < n_carry else ("y", output - n_carry) if output < n_carry + n_y \
+        else ("saved", output - n_carry - n_y)
+
+    def body_vjp(*nodes):
+        ct_c = nodes[:len(dc)]
+        acc = nodes[len(dc):len(dc) + len(dk)]
+        k0 = len(dc) + len(dk)
+        c_t, x_t = nodes[k0:k0 + n_carry], nodes[k0 + n_carry:k0 + n_carry + n_xs]
+        k1 = k0 + n_carry + n_xs
+        row = nodes[k1] if row_ct is not None else None
+        k_nodes = nodes[k1 + (row is not None):]
+        env, _ = replay(body, list(c_t) + list(x_t) + list(k_nodes), out.device)
+        out_cts = [None] * len(body.outputs)
+        for j, i in enumerate(dc):
+            out_cts[i] = ct_c[j]
+        if row_ct is not None and row_ct[0] == "y":
+            out_cts[n_carry + row_ct[1]] = row
+        in_cts = backward(body, env, out_cts)
+        new_ct = []
+        for i in dc:
+            c = _zeros_if_none(in_cts[i], c_t[i])
+            if row_ct is not None and row_ct[0] == "saved" and row_ct[1] == i:
+                c = lax.add(c, row)
+            new_ct.append(c)
+        new_acc = [ad.add_any(a, in_cts[n_carry + n_xs + i]) for a, i in zip(acc, dk)]
+        ys = [_zeros_if_none(in_cts[n_carry + i], x_t[i]) for i in dx]
+        return new_ct + new_acc + ys
+
+    ct_init = [ad.zeros(carry[i]) if i != output else ct for i in dc]
+    acc_init = [ad.zeros(consts[i]) for i in dk]
+    rows = [ct] if row_ct is not None else []
+    body_avals = ([c.aval for c in ct_init] + [a.aval for a in acc_init]
+                  + list(body.in_avals[:n_carry]) + list(body.in_avals[n_carry:n_carry + n_xs])
+                  + [Aval(r.aval.shape[1:], r.aval.dtype) for r in rows]
+                  + [k.aval for k in consts])
+    (sub,), captured = programs([body_vjp], body_avals, out.device,
+                                "the derivative of a scan body")
+    inputs = (*ct_init, *acc_init, *saved, *xs, *rows, *consts, *captured)
+    params = {"body": sub, "n_carry": len(dc) + len(dk), "n_xs": n_carry + n_xs + len(rows),
+              "length": length, "reverse": not reverse, "unroll": unroll,
+              "save_carries": False}
+    nodes = results(scan, inputs, params,
+                    range(len(dc) + len(dk) + len(dx)), out.device)
+    cts = [None] * n_cts
+    for j, i in enumerate(dc):
+        cts[i] = nodes[j]
+    for j, i in enumerate(dk):
+        cts[n_carry + n_xs + i] = nodes[len(dc) + j]
+    for j, i in enumerate(dx):
+        cts[n_carry + i] = nodes[len(dc) + len(dk) + j]
+    return tuple(cts)
+
+
+scan = Region("scan", infer=_scan_infer, emit_all=_scan_emit_all, run_all=_scan_run_all,
+              jvp=_scan_jvp, vjp=_scan_vjp)
+
+__all__ = ["SubProgram", "Region", "cond", "while_", "scan", "trace", "build", "union",
+           "programs", "replay", "backward", "run", "shared_value", "results"]
