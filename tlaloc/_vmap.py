@@ -153,12 +153,13 @@ def _prefix_walk(spec, tree, out, what):
 def _mapped_size(leaves, spec, axis_size, name):
     sizes = {}
     for i, (x, d) in enumerate(zip(leaves, spec)):
+        if d is not None and not isinstance(x, Array):
+            if isinstance(x, np.ndarray):
+                raise TypeError(f"vmap of {name}: argument leaf {i} is a NumPy array; convert "
+                                "it with tlaloc.asarray to map it, or give it in_axes None")
+            spec[i] = d = None     # Python scalars, strings, None: the same for every example
         if d is None:
             continue
-        if isinstance(x, np.ndarray) or not isinstance(x, Array):
-            raise TypeError(f"vmap of {name}: argument leaf {i} is a {type(x).__name__}, "
-                            "not a tlaloc array; give it in_axes None or convert it with "
-                            "tlaloc.asarray")
         if not -x.ndim <= d < x.ndim:
             raise ValueError(f"vmap of {name}: in_axes {d} for argument leaf {i} of shape "
                              f"{x.shape} is out of range")
@@ -289,7 +290,7 @@ def _check(node, new, d, size):
 
 _CALL_NAMES = {"__bool__": "bool()", "__int__": "int()", "__float__": "float()",
                "__index__": "an index (operator.index)", "__getitem__": "x[...]",
-               "__setitem__": "x[...] = v", "item": "x.item()", "tolist": "x.tolist()",
+               "__setitem__": "x[...] = v", "getitem": "x[...]", "setitem": "x[...] = v", "item": "x.item()", "tolist": "x.tolist()",
                "__array__": "numpy.asarray(x)", "__complex__": "complex()"}
 
 
