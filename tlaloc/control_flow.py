@@ -75,7 +75,7 @@ def _traced(what, fn_name, fn, args_structure, in_avals, device, expect=None, sp
         leaves, structure = _tree.flatten(checked)
         dtypes = [None] * len(leaves)
         if expect is not None:
-            e_structure, e_avals, label = expect
+            e_structure, e_avals, label, _ = expect
             if structure != e_structure:
                 raise TypeError(f"{what}: {fn_name} must return its {label} with the structure "
                                 f"{e_structure!r}, got {structure!r}")
@@ -94,8 +94,8 @@ def _traced(what, fn_name, fn, args_structure, in_avals, device, expect=None, sp
 
     traced = control.trace(nodes_fn, in_avals, device, f"{what}'s {fn_name}")
     if expect is not None:
-        e_structure, e_avals, label = expect
-        for p, want, got in zip(_public_tree.paths(e_structure), e_avals, traced.outputs):
+        e_structure, e_avals, label, paths = expect
+        for p, want, got in zip(paths or _public_tree.paths(e_structure), e_avals, traced.outputs):
             if got.aval != want:
                 raise TypeError(f"{what}: {fn_name} changed {label} element {p or '(the only one)'}: "
                                 f"{_describe(want)} -> {_describe(got.aval)}; a {label} keeps "
@@ -105,6 +105,14 @@ def _traced(what, fn_name, fn, args_structure, in_avals, device, expect=None, sp
 
 def _arrays(structure, nodes):
     return _tree.unflatten(structure, [wrap(n) for n in nodes])
+
+
+def _index_and_value(what, structure):
+    """fori_loop's carry is (index, value): its errors name the user's value's leaves."""
+    if what != "fori_loop":
+        return None
+    index, value = _public_tree.paths(structure.children[0]), _public_tree.paths(structure.children[1])
+    return ["(the loop index)"] + [p or "(the only one)" for p in value]
 
 
 # ----------------------------------------------------------------------------- cond, switch
@@ -203,7 +211,7 @@ def _while(what, cond_name, cond_fun, body_name, body_fun, init):
         got = ", ".join(_describe(o.aval) for o in tc.outputs) or "nothing"
         raise TypeError(f"{what}: {cond_name} must return a 0-d bool array, got {got}")
     tb, _, _ = _traced(what, body_name, body_fun, args, avals, device,
-                       expect=(structure, avals, "carry"))
+                       expect=(structure, avals, "carry", _index_and_value(what, structure)))
     captured = control.union([tc.captured, tb.captured])
     params = {"cond": control.build(tc, captured), "body": control.build(tb, captured),
               "n_carry": len(nodes)}
@@ -312,7 +320,9 @@ def _scan(what, fn_name, f, init, xs, length, reverse, unroll):
         return result[0], result[1]
 
     traced, _, y_structure = _traced(what, fn_name, f, args, c_avals + row_avals, device,
-                                     expect=(c_structure, c_avals, "carry"), split=split)
+                                     expect=(c_structure, c_avals, "carry",
+                                             _index_and_value(what, c_structure)),
+                                     split=split)
     body = control.build(traced, traced.captured)
     n_y = len(traced.outputs) - len(carry)
     params = {"body": body, "n_carry": len(carry), "n_xs": len(x_nodes), "length": length,
