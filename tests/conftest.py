@@ -35,6 +35,35 @@ def tier(request):
     return xp.device("interpreter")
 
 
+@pytest.fixture
+def fixed_costs():
+    """Installs the tier policy's predictions on the CPU device: fixed_costs() the priors
+    alone (no machine's measurements), fixed_costs(compile_seconds=, interpret_seconds=)
+    fixed numbers; the device's own model comes back after the test."""
+    from tlaloc.backends import tiers
+
+    class Fixed(tiers.CostModel):
+        def __init__(self, compile_seconds, interpret_seconds):
+            super().__init__(None)
+            self.fixed = (compile_seconds, interpret_seconds)
+
+        def predict_compile(self, ops):
+            return self.fixed[0]
+
+        def predict_interpret(self, ops, elements):
+            return self.fixed[1]
+
+    backend = xp.device("cpu").backend
+    saved = backend.costs
+
+    def install(compile_seconds=None, interpret_seconds=None):
+        backend.costs = (tiers.CostModel(None) if compile_seconds is None
+                         else Fixed(compile_seconds, interpret_seconds))
+        return backend.costs
+    yield install
+    backend.costs = saved
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: longer tests")
     np.seterr(all="ignore")

@@ -30,7 +30,9 @@ def test_every_tier_gives_the_same_numbers(dtype):
         np.testing.assert_allclose(value, results["compiled"], rtol=rtol, err_msg=name)
 
 
-def test_auto_tier_interprets_first_then_compiles_in_background():
+def test_auto_tier_interprets_first_then_compiles_in_background(fixed_costs):
+    # predictions that make one interpreted run worth a compile after the first
+    fixed_costs(compile_seconds=1e-9, interpret_seconds=0.0)
     xp.config.update(execution="auto", compile_cache_dir="")
     xp.reset_cache_info()
     x = xp.asarray(np.linspace(0, 1, 9))
@@ -46,7 +48,8 @@ def test_auto_tier_interprets_first_then_compiles_in_background():
     np.testing.assert_allclose(second, third, rtol=1e-12)
 
 
-def test_large_programs_compile_at_once():
+def test_large_programs_compile_at_once(fixed_costs):
+    fixed_costs()    # the priors: one interpreted run of 28M elements costs more than a compile
     xp.config.update(execution="auto", compile_cache_dir="")
     xp.reset_cache_info()
     x = xp.ones((2000, 2000), dtype=xp.float32)
@@ -69,9 +72,10 @@ def _loop_without_reads(steps):
     return (x, v), (x_np, v_np)
 
 
-def test_depth_bound_cuts_repeat_so_a_loop_without_reads_compiles_once():
+def test_depth_bound_cuts_repeat_so_a_loop_without_reads_compiles_once(fixed_costs):
     """The depth bound computes every held pending array at the same place of the loop body
     each time, so the programs between cuts repeat and reach the compiled tier."""
+    fixed_costs(compile_seconds=1e-9, interpret_seconds=0.0)   # compile on the second sight
     xp.config.update(execution="auto", compile_cache_dir="", max_pending=40)
     _loop_without_reads(60)
     xp.wait_for_compiles()

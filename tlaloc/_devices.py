@@ -17,6 +17,11 @@ class CacheStats:
     disk_hits: int = 0        # executables loaded from the persistent cache
     compile_seconds: float = 0.0
     interpreted: int = 0      # programs run by the NumPy interpreter
+    # the tier policy of execution="auto" (backends/tiers.py)
+    interpret_seconds: float = 0.0          # measured seconds of those interpreted runs
+    compiled_at_once: int = 0               # first sight: one run predicted to cost a compile
+    compiled_after_interpreting: int = 0    # compiled once interpreting had cost about as much
+    predicted_compile_seconds: float = 0.0  # what the policy predicted those compiles cost
 
 
 STATS = CacheStats()
@@ -71,14 +76,24 @@ def _make_backend(dev: Device):
     if dev.platform == "interpreter":
         from .backends.interpreter import InterpreterBackend
         return InterpreterBackend(STATS)
-    from .backends import _jaxlib
     from .backends.pjrt import PjrtBackend
+    backend = PjrtBackend(lambda: _make_runtime(dev), STATS, host=dev.platform == "cpu",
+                          platform=dev.platform)
+    if dev.platform != "cpu" or dev.index != 0:
+        # a missing plugin or device index raises here, at the device's first use; the
+        # first CPU device always exists, and its client waits for the first compile or
+        # transfer (a program the interpreter tier runs needs no jaxlib)
+        backend.runtime  # noqa: B018
+    return backend
+
+
+def _make_runtime(dev: Device):
+    from .backends import _jaxlib
     client = _jaxlib.cpu_client() if dev.platform == "cpu" else _jaxlib.plugin_client(dev.platform)
     pjrt_devices = client.local_devices()
     if dev.index >= len(pjrt_devices):
         raise ValueError(f"{dev} does not exist: {dev.platform} has {len(pjrt_devices)} device(s)")
-    return PjrtBackend(_jaxlib.Runtime(client, pjrt_devices[dev.index]), STATS,
-                       host=dev.platform == "cpu")
+    return _jaxlib.Runtime(client, pjrt_devices[dev.index])
 
 
 def device(spec) -> Device:

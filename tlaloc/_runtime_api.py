@@ -30,7 +30,11 @@ _MEANINGS = {
     "compiles": "XLA compilations",
     "disk_hits": "executables loaded from the persistent disk cache",
     "compile_seconds": "seconds spent compiling or loading",
-    "interpreted": "programs run by the NumPy interpreter (first sight of a structure)",
+    "interpreted": "programs run by the NumPy interpreter (before a structure is compiled)",
+    "interpret_seconds": "seconds those interpreted runs took",
+    "compiled_at_once": "structures compiled at first sight (one run would cost a compile)",
+    "compiled_after_interpreting": "structures compiled once interpreting cost a compile",
+    "predicted_compile_seconds": "the compile seconds the tier policy predicted for those",
 }
 
 
@@ -50,8 +54,9 @@ class CacheInfo(dict):
 
 
 def cache_info() -> dict:
-    """Compile-cache statistics of this process: hits, misses, compiles, disk_hits,
-    compile_seconds, interpreted."""
+    """Compile-cache and tier statistics of this process: hits, misses, compiles, disk_hits,
+    compile_seconds, interpreted, interpret_seconds, compiled_at_once,
+    compiled_after_interpreting, predicted_compile_seconds (docs/execution.md)."""
     return CacheInfo(dataclasses.asdict(STATS))
 
 

@@ -3,17 +3,21 @@
 Tiers (config.execution, env TLALOC_EXECUTION):
   * "compiled": every program is compiled before it runs.
   * "interpreted": every program runs through the NumPy interpreter on the host (CPU only).
-  * "auto" (default): a structure seen for the first time runs in the interpreter unless its
-    estimated interpreter time exceeds its estimated compile time, in which case it is
-    compiled at once. A structure seen again is compiled in a background thread; until the
-    executable is ready the interpreter keeps running it. Devices that are not the host
-    (GPUs) always compile.
+  * "auto" (default): the ski-rental policy of backends/tiers.py: a structure runs in the
+    interpreter until its interpreted runs have cost about its predicted compile time (or
+    is compiled at once when one run would cost more); the compile then runs in a
+    background thread where a spare core allows, and the interpreter keeps running the
+    structure until the executable is ready. Devices that are not the host (GPUs) always
+    compile.
+
+The PJRT client (and jaxlib) is made on the first compile or transfer that needs it: a
+program the interpreter tier runs needs neither.
 """
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures
-import math
 import threading
 import time
 import weakref
@@ -24,18 +28,10 @@ from .. import _context
 from . import _memory
 from .._config import config
 from ..lowering import lower_program
-from . import _jaxlib
+from . import tiers
 from .disk_cache import DiskCache
 from .interpreter import interpret, to_host
 from .protocol import Backend
-
-# Cost model of the "auto" tier choice, from measurements on a 2-core CPU (docs/runtime.md):
-# XLA compiles a small program in ~40 ms plus ~1 ms per op; NumPy spends ~5 us per op call
-# plus ~1.5 ns per element written.
-_COMPILE_BASE_S = 0.04
-_COMPILE_PER_OP_S = 0.001
-_INTERP_PER_OP_S = 5e-6
-_INTERP_PER_ELEMENT_S = 1.5e-9
 
 _SCALAR_TABLE_SIZE = 64
 
@@ -63,8 +59,10 @@ _MAX_UNCOMPILED_ENTRIES = 4096
 class _Entry:
     """What the device knows of one program structure. `program` is built when the
     structure is first compiled (a structure that only ever runs in the interpreter tier
-    never needs one)."""
-    __slots__ = ("program", "seen", "executable", "handlers", "future")
+    never needs one). `spent` and `last_run` are its interpreted runs' measured seconds
+    (the tier policy's input), `size` its (ops, elements written)."""
+    __slots__ = ("program", "seen", "executable", "handlers", "future", "spent", "last_run",
+                 "size")
 
     def __init__(self, program=None):
         self.program = program
@@ -72,21 +70,42 @@ class _Entry:
         self.executable = None
         self.handlers = None
         self.future = None
+        self.spent = 0.0
+        self.last_run = None
+        self.size = None
 
 
 class PjrtBackend(Backend):
-    def __init__(self, runtime: _jaxlib.Runtime, stats, host: bool):
-        self.runtime = runtime
+    def __init__(self, make_runtime, stats, host: bool, platform: str):
+        self._make_runtime = make_runtime   # -> _jaxlib.Runtime, called on first need
+        self._runtime = None
+        self._disk = None
         self.stats = stats
         self.host = host            # buffers live in host memory: the interpreter tier applies
-        self.platform = runtime.platform
+        self.platform = platform
         self._entries = {}
         self._lock = threading.Lock()
-        self._disk = DiskCache(runtime.cache_identity())
+        self._runtime_lock = threading.Lock()
         self._scalars = {}
         # every buffer the scalar table handed out, by id, while it lives: leaves keep the
         # buffer after the table forgets it, so it stays shared (and must not be donated)
         self._shared_scalars = weakref.WeakValueDictionary()
+        # this machine's measured costs, which the tier policy predicts from
+        self.costs = tiers.CostModel(tiers.machine_costs_path(platform))
+        atexit.register(self.costs.save)
+
+    @property
+    def runtime(self):
+        """The PJRT client and device, made (importing jaxlib) on first use."""
+        runtime = self._runtime
+        if runtime is None:
+            with self._runtime_lock:
+                runtime = self._runtime
+                if runtime is None:
+                    runtime = self._make_runtime()
+                    self._disk = DiskCache(runtime.cache_identity())
+                    self._runtime = runtime
+        return runtime
 
     # -------------------------------------------------------------- values
 
@@ -154,30 +173,64 @@ class PjrtBackend(Backend):
             return self._execute(entry, leaves)
         mode = config.execution if self.host and not compiled else "compiled"
         if mode == "interpreted":
-            return self._interpret(plan, leaves)
-        if mode == "compiled" or self._compile_now(plan):
+            return self._interpret(plan, leaves, entry)
+        if mode == "compiled":
             self.stats.misses += 1
             self._compile(entry, plan)
             return self._execute(entry, leaves)
-        if entry.seen >= 2 and entry.future is None:
-            try:
-                if entry.program is None:
-                    entry.program = plan.program()
-                entry.future = _compile_pool.submit(self._compile, entry)
-                self.stats.misses += 1
-            except RuntimeError:    # the interpreter is exiting: the pool takes no more work
-                pass
-        return self._interpret(plan, leaves)
+        if entry.future is None and self._worth_compiling(plan, entry):
+            self.stats.misses += 1
+            if entry.last_run is None:            # first sight: one run costs a compile
+                self.stats.compiled_at_once += 1
+            else:
+                self.stats.compiled_after_interpreting += 1
+                if tiers.spare_core():
+                    try:
+                        if entry.program is None:
+                            entry.program = plan.program()
+                        entry.future = _compile_pool.submit(self._compile, entry)
+                        return self._interpret(plan, leaves, entry)
+                    except RuntimeError:    # the interpreter is exiting: no more pool work
+                        pass
+            self._compile(entry, plan)      # in the caller's thread
+            return self._execute(entry, leaves)
+        return self._interpret(plan, leaves, entry)
+
+    def _worth_compiling(self, plan, entry) -> bool:
+        """The ski-rental rule (backends/tiers.py) on this structure's measured runs, or on
+        the predicted one before its first run."""
+        size = entry.size
+        if size is None:
+            size = entry.size = tiers.program_size(plan.nodes)
+        costs = self.costs
+        next_run = entry.last_run
+        if next_run is None:
+            next_run = costs.predict_interpret(*size)
+        compile_seconds = costs.predict_compile(size[0])
+        if tiers.should_compile(entry.spent, next_run, compile_seconds):
+            self.stats.predicted_compile_seconds += compile_seconds
+            return True
+        return False
 
     def _forget_uncompiled(self):
         # list(): one C call, so another thread's new entry cannot change the dict mid-walk
         self._entries = {k: e for k, e in list(self._entries.items())
                          if e.executable is not None or e.future is not None}
 
-    def _interpret(self, plan, leaves):
-        self.stats.interpreted += 1
+    def _interpret(self, plan, leaves, entry):
+        stats = self.stats
+        stats.interpreted += 1
+        start = time.perf_counter()
         with _context.phase("interpret"):
             out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
+        seconds = time.perf_counter() - start
+        stats.interpret_seconds += seconds
+        entry.spent += seconds
+        entry.last_run = seconds
+        size = entry.size
+        if size is None:
+            size = entry.size = tiers.program_size(plan.nodes)
+        self.costs.observe_interpret(size[0], size[1], seconds)
         if _memory.ENABLED:
             _memory.track(self, out)
         return out
@@ -202,36 +255,28 @@ class PjrtBackend(Backend):
             _memory.track(self, out)
         return out
 
-    @staticmethod
-    def _compile_now(plan) -> bool:
-        """Whether the interpreter would take longer than compiling (the cost model above)."""
-        nodes = plan.nodes
-        interp = len(nodes) * _INTERP_PER_OP_S
-        budget = _COMPILE_BASE_S + len(nodes) * _COMPILE_PER_OP_S
-        if interp > budget:
-            return True
-        elements = 0
-        for n in nodes:
-            elements += math.prod(n.aval.shape)
-        return interp + elements * _INTERP_PER_ELEMENT_S > budget
-
     def _compile(self, entry, plan=None):
         with self._lock:
             if entry.executable is not None:
                 return
             if entry.program is None:
                 entry.program = plan.program()
+            runtime = self.runtime
             start = time.perf_counter()
             # an exported program arrives lowered (tlaloc/_export.py)
             text = entry.program.text or lower_program(entry.program)
             if self.platform == "cpu" and "lapack_" in text:
+                from . import _jaxlib
                 _jaxlib.ensure_lapack()  # LAPACK custom calls: register before compile or load
             with _context.phase("compile"):
-                executable = self._disk.load(text, self.runtime)
+                executable = self._disk.load(text, runtime)
                 if executable is None:
-                    executable = self.runtime.compile(text)
-                    self._disk.store(text, self.runtime, executable)
+                    executable = runtime.compile(text)
+                    self._disk.store(text, runtime, executable)
                     self.stats.compiles += 1
+                    if not entry.program.text:   # (an exported program's size is unknown)
+                        self.costs.observe_compile(len(entry.program.eqns),
+                                                   time.perf_counter() - start)
                 else:
                     self.stats.disk_hits += 1
             entry.handlers = self.runtime.handlers(
@@ -244,7 +289,7 @@ class PjrtBackend(Backend):
                 obs.compiled(entry.program, text, executable, self.runtime, seconds)
 
     def ready(self, value) -> None:
-        if self.runtime.is_buffer(value):
+        if type(value) is not np.ndarray and self.runtime.is_buffer(value):
             value.block_until_ready()
 
     def wait_for_compiles(self):

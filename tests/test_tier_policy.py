@@ -1,0 +1,198 @@
+"""The tier policy of execution="auto" (issue 20, part 2; tlaloc/backends/tiers.py): its
+decisions under injected cost predictions, its guarantee (within 2x of the better fixed
+tier for any number of repetitions), the per-machine cost fits and their persistence, and
+the start-up rule that a program the interpreter runs needs no jaxlib."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import tlaloc as xp
+from tlaloc.backends import tiers
+
+
+def _program(x):
+    return xp.sum(xp.sin(x) * 2.0 + xp.sqrt(xp.abs(x)))
+
+
+def _runs(n, size):
+    """n runs of one structure (each test uses its own size: a structure another test
+    compiled would be a cache hit here)."""
+    data = np.linspace(-1.0, 1.0, size)
+    x = xp.asarray(data)
+    expected = np.sum(np.sin(data) * 2.0 + np.sqrt(np.abs(data)))
+    for _ in range(n):
+        np.testing.assert_allclose(float(_program(x)), expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- the guarantee
+
+def _policy_total(n, interpret, compile_seconds, execute):
+    """Seconds of n runs under the policy (compiling in the caller's thread, the worst
+    case), with exact predictions."""
+    spent, total = 0.0, 0.0
+    compiled = False
+    for _ in range(n):
+        if not compiled and tiers.should_compile(spent, interpret, compile_seconds):
+            compiled = True
+            total += compile_seconds
+        if compiled:
+            total += execute
+        else:
+            spent += interpret
+            total += interpret
+    return total
+
+
+@given(n=st.integers(1, 2000), interpret=st.floats(1e-6, 1.0),
+       compile_seconds=st.floats(1e-3, 10.0), speedup=st.floats(1.0, 1e4))
+def test_policy_is_within_twice_the_better_fixed_tier(n, interpret, compile_seconds, speedup):
+    execute = interpret / speedup
+    best = min(n * interpret, compile_seconds + n * execute)
+    assert _policy_total(n, interpret, compile_seconds, execute) <= 2.0 * best * (1 + 1e-9)
+
+
+def test_policy_compiles_once_interpreting_would_cost_a_compile():
+    assert not tiers.should_compile(0.0, 0.01, 0.04)       # first sight, cheap run
+    assert tiers.should_compile(0.0, 0.05, 0.04)           # first sight, one run costs more
+    assert not tiers.should_compile(0.02, 0.01, 0.04)
+    assert tiers.should_compile(0.03, 0.01, 0.04)          # the next run reaches the compile
+
+
+# ----------------------------------------------------------------------------- decisions
+
+def test_a_run_predicted_to_cost_more_than_a_compile_compiles_at_once(fixed_costs):
+    fixed_costs(compile_seconds=0.01, interpret_seconds=1.0)
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    _runs(3, 31)
+    info = xp.cache_info()
+    assert info["interpreted"] == 0 and info["compiled_at_once"] == 1, info
+    assert info["compiles"] == 1 and info["hits"] == 2, info
+    assert info["predicted_compile_seconds"] == pytest.approx(0.01)
+
+
+def test_structures_that_never_pay_are_never_compiled(fixed_costs):
+    fixed_costs(compile_seconds=1e6, interpret_seconds=1e-6)
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    _runs(30, 32)
+    info = xp.cache_info()
+    assert info["interpreted"] == 30 and info["compiles"] == 0 and info["misses"] == 0, info
+    assert info["interpret_seconds"] > 0
+
+
+def test_compile_starts_when_interpreting_has_cost_a_compile(fixed_costs):
+    fixed_costs(compile_seconds=1e-9, interpret_seconds=0.0)  # the first measured run pays
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    _runs(2, 33)
+    xp.wait_for_compiles()
+    _runs(1, 33)
+    info = xp.cache_info()
+    assert info["compiled_after_interpreting"] == 1 and info["compiled_at_once"] == 0, info
+    assert info["interpreted"] == 2 and info["hits"] == 1 and info["compiles"] == 1, info
+
+
+def test_without_a_spare_core_the_compile_runs_in_the_callers_thread(fixed_costs, monkeypatch):
+    fixed_costs(compile_seconds=1e-9, interpret_seconds=0.0)
+    monkeypatch.setattr(tiers, "spare_core", lambda: False)
+    xp.config.update(execution="auto", compile_cache_dir="")
+    xp.reset_cache_info()
+    _runs(2, 35)        # no background thread: the second run compiles, then executes
+    info = xp.cache_info()
+    assert info["interpreted"] == 1 and info["compiles"] == 1, info
+
+
+def test_spare_core_counts_the_cores_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(tiers, "usable_cores", lambda: 1)
+    assert not tiers.spare_core()
+    monkeypatch.setattr(tiers, "usable_cores", lambda: 2)
+    assert tiers.spare_core()
+
+
+def test_forced_tiers_ignore_the_policy(fixed_costs):
+    fixed_costs(compile_seconds=0.0, interpret_seconds=1.0)   # would compile at once
+    xp.config.update(execution="interpreted", compile_cache_dir="")
+    xp.reset_cache_info()
+    _runs(3, 36)
+    assert xp.cache_info()["compiles"] == 0
+    fixed_costs(compile_seconds=1e6, interpret_seconds=0.0)   # would never compile
+    xp.config.update(execution="compiled")
+    _runs(1, 37)
+    assert xp.cache_info()["compiles"] == 1
+
+
+# ----------------------------------------------------------------------------- the cost fits
+
+def test_fits_learn_this_machines_costs_from_the_priors():
+    model = tiers.CostModel(None)
+    assert model.predict_compile(10) == pytest.approx(0.04 + 10 * 0.001)
+    assert model.predict_interpret(10, 1000) == pytest.approx(10 * 5e-6 + 1000 * 1.5e-9)
+    for ops in range(0, 400, 8):                  # a slower compiler: 0.1 s + 2 ms per op
+        model.observe_compile(ops, 0.1 + 0.002 * ops)
+    for k in range(50):                           # a faster interpreter: 2 us/op, 1 ns/elem
+        ops, elements = 5 + k, 1000 * k * k
+        model.observe_interpret(ops, elements, 2e-6 * ops + 1e-9 * elements)
+    assert model.predict_compile(300) == pytest.approx(0.1 + 0.6, rel=0.1)
+    assert model.predict_interpret(40, 2_000_000) == pytest.approx(8e-5 + 2e-3, rel=0.1)
+
+
+def test_fits_persist_per_machine_and_bad_files_fall_back_to_the_priors(tmp_path):
+    path = tmp_path / "costs.json"
+    model = tiers.CostModel(path)
+    for ops in range(0, 200, 10):
+        model.observe_compile(ops, 0.2 + 0.004 * ops)
+    model.save()
+    again = tiers.CostModel(path)
+    assert again.predict_compile(100) == pytest.approx(model.predict_compile(100))
+    assert json.loads(path.read_text())["compile"]
+    path.write_text("{not json")
+    assert tiers.CostModel(path).predict_compile(10) == pytest.approx(0.05)
+    path.write_text(json.dumps({"compile": [float("nan")] * 6, "interpret": [0] * 6}))
+    assert tiers.CostModel(path).predict_compile(10) == pytest.approx(0.05)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    unwritable = tiers.CostModel(blocked / "costs.json")
+    unwritable.observe_compile(1, 1.0)
+    unwritable.save()          # a folder that cannot be made only loses the head start
+
+
+def test_costs_live_in_the_disk_caches_folder(tmp_path):
+    xp.config.update(compile_cache_dir=str(tmp_path))
+    path = tiers.machine_costs_path("cpu")
+    assert path.parent == tmp_path and path.name.startswith("costs-")
+    xp.config.update(compile_cache_dir="")
+    assert tiers.machine_costs_path("cpu") is None
+
+
+# ----------------------------------------------------------------------------- start-up
+
+_START = textwrap.dedent("""
+    import json, sys
+    import tlaloc as xp
+    after_import = "jaxlib" in sys.modules
+    x = xp.asarray([1.0, 2.0, 3.0])
+    value = float(xp.sum(xp.sin(x) * 2.0))
+    after_interpreted = "jaxlib" in sys.modules
+    xp.config.update(execution="compiled")
+    value2 = float(xp.sum(xp.cos(x) * 2.0))
+    print(json.dumps([after_import, after_interpreted, "jaxlib" in sys.modules, value, value2]))
+""")
+
+
+def test_an_interpreted_first_evaluation_does_not_import_jaxlib(tmp_path):
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path), TLALOC_EXECUTION="auto")
+    out = subprocess.run([sys.executable, "-c", _START], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    after_import, after_interpreted, after_compiled, value, value2 = json.loads(
+        out.stdout.strip().splitlines()[-1])
+    assert (after_import, after_interpreted, after_compiled) == (False, False, True)
+    assert value == pytest.approx(float(np.sum(np.sin([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
+    assert value2 == pytest.approx(float(np.sum(np.cos([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)

@@ -1,0 +1,199 @@
+"""The tier policy of `execution="auto"`: when a program structure is worth compiling.
+
+Compiling a structure is a one-off cost C (XLA's compile, predicted from the program's size);
+running it in the NumPy interpreter costs I each time (measured on every interpreted run,
+predicted from the program's size before its first run). The policy is the ski-rental rule:
+
+    compile a structure as soon as the interpreter time already spent on it, plus one more
+    interpreted run, would reach its predicted compile time.
+
+On first sight nothing is spent yet, so a structure whose one predicted interpreted run costs
+as much as compiling is compiled at once (large arrays). Otherwise it is interpreted until
+its interpreted runs have cost about one compile. With exact predictions and compiled runs
+no slower than interpreted ones, the total time of any number n of runs is within 2x of the
+better fixed tier, min(n * I, C + n * E): while n * I < C nothing is compiled and the total is
+n * I; past that the interpreter time spent before compiling is below C, so the total is
+below 2 * C + n * E. (The background compile of the CPU device makes it better still: the
+interpreter keeps running while XLA compiles.)
+
+The predictions are fits to this machine's measurements, kept in the disk cache's folder
+(`costs-<machine>.json`) so that a new process starts from them:
+  * compile seconds = a + b * ops, from every XLA compile;
+  * interpreter seconds = c * ops + d * elements written, from every interpreted run.
+Each fit starts from a prior (the figures of a 2-core machine: 40 ms + 1 ms/op to compile,
+5 us/op + 1.5 ns/element to interpret) worth a few observations, so early predictions are
+sensible and later ones are this machine's.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import platform
+import tempfile
+import threading
+
+import numpy as np   # (its version names the machine's costs)
+
+from . import disk_cache
+
+# The priors, and how many observations each is worth against this machine's own.
+_COMPILE_PRIOR = (0.04, 0.001)            # seconds, seconds per op
+_INTERPRET_PRIOR = (5e-6, 1.5e-9)         # seconds per op, seconds per element written
+_PRIOR_WEIGHT = 4.0
+# Older observations fade, so a fit follows the machine's current load: each new one counts
+# as much as this many earlier ones together (an exponential moving window).
+_WINDOW = 200.0
+
+
+def should_compile(spent: float, next_run: float, compile_seconds: float) -> bool:
+    """The ski-rental rule: compile once `spent` (interpreter seconds already spent on the
+    structure) plus `next_run` (one more interpreted run) reaches the compile's cost."""
+    return spent + next_run >= compile_seconds
+
+
+class _LinearFit:
+    """y ~ p0 * x0 + p1 * x1 by least squares over moving sums, regularised toward a prior
+    coefficient pair. Plain floats: an observation costs about a microsecond, so every
+    interpreted run can be one."""
+
+    def __init__(self, prior, scales):
+        self.prior = prior
+        self.scales = scales            # typical feature sizes (keeps the solve well scaled)
+        self.sums = [0.0] * 6           # x0x0, x0x1, x1x1, x0y, x1y, count (all faded)
+        self._coef = prior
+
+    def observe(self, x0, x1, y) -> None:
+        x0 /= self.scales[0]
+        x1 /= self.scales[1]
+        fade = _WINDOW / (_WINDOW + 1.0)
+        s = self.sums
+        for i, v in enumerate((x0 * x0, x0 * x1, x1 * x1, x0 * y, x1 * y, 1.0)):
+            s[i] = s[i] * fade + v
+        self._coef = None
+
+    def coefficients(self) -> tuple:
+        if self._coef is None:
+            # ridge toward the prior: (X'X + w I) p = X'y + w p_prior, in scaled coordinates
+            a00, a01, a11, b0, b1, _ = self.sums
+            w = _PRIOR_WEIGHT
+            q0, q1 = self.prior[0] * self.scales[0], self.prior[1] * self.scales[1]
+            a00, a11, b0, b1 = a00 + w, a11 + w, b0 + w * q0, b1 + w * q1
+            det = a00 * a11 - a01 * a01          # > 0: the ridge makes it positive definite
+            p0 = (b0 * a11 - b1 * a01) / det
+            p1 = (a00 * b1 - a01 * b0) / det
+            # no cost is negative
+            self._coef = (max(p0, 0.0) / self.scales[0], max(p1, 0.0) / self.scales[1])
+        return self._coef
+
+    def predict(self, x0, x1) -> float:
+        p0, p1 = self.coefficients()
+        return p0 * x0 + p1 * x1
+
+    def state(self) -> list:
+        return list(self.sums)
+
+    def load(self, state) -> None:
+        sums = [float(v) for v in state]
+        if len(sums) != 6 or not all(math.isfinite(v) for v in sums):
+            raise ValueError("bad fit state")
+        self.sums = sums
+        self._coef = None
+
+
+def program_size(nodes) -> tuple:
+    """(ops, elements written) of a plan's nodes: the features of both predictions."""
+    elements = 0
+    for n in nodes:
+        elements += math.prod(n.aval.shape)
+    return len(nodes), elements
+
+
+class CostModel:
+    """Predicted compile and interpreter seconds on this machine (see the module's text)."""
+
+    def __init__(self, path=None):
+        self.compile = _LinearFit(_COMPILE_PRIOR, (1.0, 100.0))
+        self.interpret = _LinearFit(_INTERPRET_PRIOR, (100.0, 1e6))
+        self.path = path
+        self.changed = 0
+        self._lock = threading.Lock()
+        if path is not None:
+            self._load()
+
+    def predict_compile(self, ops: int) -> float:
+        return self.compile.predict(1.0, ops)
+
+    def predict_interpret(self, ops: int, elements: int) -> float:
+        return self.interpret.predict(ops, elements)
+
+    def observe_compile(self, ops: int, seconds: float) -> None:
+        with self._lock:
+            self.compile.observe(1.0, ops, seconds)
+            self.changed += 1
+
+    def observe_interpret(self, ops: int, elements: int, seconds: float) -> None:
+        with self._lock:
+            self.interpret.observe(ops, elements, seconds)
+            self.changed += 1
+
+    # -------------------------------------------------------------- persistence
+
+    def _load(self) -> None:
+        try:
+            state = json.loads(pathlib.Path(self.path).read_text())
+            self.compile.load(state["compile"])
+            self.interpret.load(state["interpret"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass     # absent, unreadable or from another version: start from the priors
+
+    def save(self) -> None:
+        """Write the fits (atomically: concurrent processes never see half a file). A
+        folder that cannot be written only costs the next process its head start."""
+        if self.path is None or not self.changed:
+            return
+        with self._lock:
+            state = {"compile": self.compile.state(), "interpret": self.interpret.state()}
+            self.changed = 0
+        tmp = None
+        try:
+            path = pathlib.Path(self.path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w") as f:
+                json.dump(state, f)
+            os.replace(tmp, path)
+        except OSError:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def machine_costs_path(platform_name: str):
+    """Where this machine's fits live (None when the disk cache is off). Named by what the
+    costs depend on and known without starting a runtime: the host (a cache folder may be
+    shared between machines), the cores this process may use, the device's platform, and
+    the NumPy version (the interpreter's speed)."""
+    root = disk_cache.cache_dir()
+    if root is None:
+        return None
+    import hashlib
+    machine = "|".join((platform.node(), platform.machine(), str(usable_cores()),
+                        platform_name, np.__version__))
+    return root / f"costs-{hashlib.sha256(machine.encode()).hexdigest()[:16]}.json"
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def spare_core() -> bool:
+    """Whether a background compile can run beside the caller's thread: it must never take
+    the last core this process may use from the thread that records and interprets."""
+    return usable_cores() >= 2
