@@ -87,7 +87,7 @@ def test_asarray_scalar_errors():
     with pytest.raises(TypeError):
         xp.asarray(1.0, dtype="not a dtype")
     with pytest.raises(TypeError):
-        xp.asarray(1.0, dtype=float)      # Python types are not dtypes
+        xp.asarray(1.0, dtype=list)       # not a dtype
     with pytest.raises(ValueError):
         xp.asarray(1.0, copy=False)       # a Python float cannot be shared
 

@@ -164,7 +164,8 @@ def test_finfo_iinfo_errors():
         with pytest.raises(TypeError):
             xp.iinfo(d)
     with pytest.raises(TypeError):
-        xp.finfo(float)            # a Python type is not a dtype
+        xp.finfo(int)              # Python's int is the default integer dtype
+    assert xp.finfo(float).bits == 64     # Python's float is the default real floating dtype
 
 
 # ----------------------------------------------------------------------------- isdtype

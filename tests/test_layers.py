@@ -12,7 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tlaloc"
 # prefix naming it ("tlaloc" names the package's __init__ only); a module may import its own
 # layer and the layers below it (`if TYPE_CHECKING:` blocks aside).
 LAYERS = [
-    ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc._context"]),
+    ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc._context",
+              "tlaloc._numpy_names"]),
     ("protocol", ["tlaloc.backends.protocol"]),
     ("graph", ["tlaloc._graph"]),
     ("lowering", ["tlaloc.lowering"]),
@@ -34,6 +35,9 @@ LAYERS = [
     ("package", ["tlaloc"]),
     # imported on first use (tlaloc.__getattr__), written on the public namespace
     ("random", ["tlaloc.random"]),
+    # NumPy's spellings (imported on first use, or as `import tlaloc.numpy`), written on the
+    # public namespace and tlaloc.random
+    ("numpy", ["tlaloc.numpy"]),
 ]
 
 # Upward imports still in the code, each with the change that removes it. Nothing else may

@@ -82,8 +82,14 @@ from .named import Named, align_to, contract, rename, typechecked  # noqa: E402
 
 
 def __getattr__(name):
-    # tlaloc.random is imported on first use (importing tlaloc stays as fast as it was)
-    if name == "random":
+    # tlaloc.random and tlaloc.numpy are imported on first use (importing tlaloc stays as
+    # fast as it was)
+    if name in ("random", "numpy"):
         import importlib
-        return importlib.import_module(".random", __name__)
+        return importlib.import_module(f".{name}", __name__)
+    from ._numpy_names import STANDARD_SPELLING
+    if name in STANDARD_SPELLING:
+        raise AttributeError(f"module 'tlaloc' has no attribute {name!r}: that is NumPy's "
+                             f"name; the standard's is {STANDARD_SPELLING[name]} "
+                             f"(NumPy's spellings are in tlaloc.numpy)")
     raise AttributeError(f"module 'tlaloc' has no attribute {name!r}")

@@ -111,13 +111,16 @@ def from_numpy(dt) -> DType:
 
 
 def canonicalize(dtype, name=None, argname="dtype") -> DType:
-    """Accept a tlaloc dtype, a NumPy dtype or a dtype name; TypeError otherwise, naming the
-    function `name` and its argument `argname` when given."""
+    """Accept a tlaloc dtype, a NumPy dtype, a dtype name, or Python's bool/int/float/complex
+    (the default dtype of that kind, as NumPy-targeting code passes them); TypeError
+    otherwise, naming the function `name` and its argument `argname` when given."""
     if isinstance(dtype, DType):
         return dtype
     if isinstance(dtype, str) and dtype in _BY_NAME:
         return _BY_NAME[dtype]
-    if dtype not in (builtins.bool, builtins.int, builtins.float, builtins.complex) and dtype is not None:
+    if dtype in _PYTHON_TYPES:
+        return _PYTHON_TYPES[dtype]()
+    if dtype is not None:
         try:
             return from_numpy(dtype)
         except TypeError:
@@ -143,6 +146,12 @@ class DefaultDtypes:
 
 
 DEFAULTS = DefaultDtypes()
+
+# Python's scalar types as dtypes: the defaults at the time of the call (as NumPy's
+# np.zeros(3, dtype=float) is float64)
+_PYTHON_TYPES = {builtins.bool: lambda: bool, builtins.int: lambda: DEFAULTS.integral,
+                 builtins.float: lambda: DEFAULTS.real_floating,
+                 builtins.complex: lambda: DEFAULTS.complex_floating}
 
 
 def complex_of(d: DType) -> DType:

@@ -26,6 +26,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .. import named as _named
 from .._array import Array
+from . import array_methods as _methods
 from . import elementwise as _ew
 from . import indexing as _indexing
 from . import linear_algebra as _linalg
@@ -153,6 +154,8 @@ TABLE.update({
     "T": ("property", transpose_2d), "mT": ("property", _linalg.matrix_transpose),
     "rename": ("method", _named.rename), "align_to": ("method", _named.align_to),
 })
+# NumPy's methods (x.sum(), x.reshape(3, 2), x.astype(...), ...): _api/array_methods.py
+TABLE.update({name: ("method", fn) for name, fn in _methods.METHODS.items()})
 del _short, _fn
 
 _KINDS = {"binary": _binary, "reflected": _reflected, "matmul": _matmul,
