@@ -244,3 +244,35 @@ class Array:
     def __hash__(self):
         raise TypeError("tlaloc arrays are not hashable")
 
+    def __reduce__(self):
+        """Pickled by value: the value (computed if pending: an evaluation trigger), its
+        dtype, its device's platform and index, and its axis names. Refused while the value
+        depends on an input being differentiated (DerivativeLostError) or is traced without
+        values by jit (ConcretizationError), as every conversion to host data is."""
+        self._leaving("pickle")
+        device = self.device
+        return (_unpickle, (self._numpy(), self.dtype.name, device.platform, device.index,
+                            self._node.aval.names))
+
+
+def _unpickle(host, dtype_name, platform, index, names) -> Array:
+    """An unpickled array: on the device of that platform and index in this process, else
+    the platform's first device, else the default device (a CUDA array unpickled where no
+    GPU is)."""
+    dtype = dt._by_name(dtype_name)
+    host = np.asarray(host, dtype=dtype.numpy)
+    host.flags.writeable = False    # the value of an immutable array
+    node = _graph.leaf(host, _graph.Aval(host.shape, dtype, names), _device_like(platform, index))
+    return Array._from_node(node)
+
+
+def _device_like(platform, index):
+    if platform == "interpreter":
+        return as_device("interpreter")
+    from ._devices import available_devices
+    same = [d for d in available_devices() if d.platform == platform]
+    for d in same:
+        if d.index == index:
+            return d
+    return same[0] if same else default_device()
+

@@ -227,9 +227,14 @@ def nonzero(self):
     return _search.nonzero(self)
 
 
+def _deepcopy(self, memo):
+    """copy.deepcopy(x): a new array with x's value (lazily: nothing is computed)."""
+    return copy(self)
+
+
 # attribute of Array -> its function; installed by _api/operators.py
 METHODS = {f.__name__: f for f in (
     sum, prod, min, max, all, any, argmax, argmin, mean, std, var, cumsum, cumprod,
     reshape, ravel, flatten, transpose, swapaxes, squeeze, astype, copy, clip, round, conj,
     nonzero)}
-METHODS["conjugate"] = conj
+METHODS.update({"conjugate": conj, "__copy__": copy, "__deepcopy__": _deepcopy})
