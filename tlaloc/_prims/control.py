@@ -39,7 +39,8 @@ class SubProgram:
     """A traced function: equations (prim, params, input slots, aval) over `in_avals`
     (slots 0..n-1; equation i writes slot n + i) and the slots it returns."""
 
-    __slots__ = ("in_avals", "eqns", "outputs", "out_avals", "origins", "_key", "_hash")
+    __slots__ = ("in_avals", "eqns", "outputs", "out_avals", "origins", "_key", "_hash",
+                 "_runs")
 
     def __init__(self, in_avals, eqns, outputs, origins):
         self.in_avals = tuple(in_avals)
@@ -57,6 +58,25 @@ class SubProgram:
                            for p, params, slots, a in self.eqns),
                      self.outputs)
         self._hash = hash(self._key)
+        self._runs = None
+
+    def runs(self) -> dict:
+        """{equation index: the indices of its run} for region equations: consecutive
+        equations of one region op (same primitive, parameters but `output`, and operands)
+        are the nodes of its results (one `results` call), read together by the rules."""
+        if self._runs is None:
+            runs, last, current = {}, None, None
+            for i, (prim, params, slots, _) in enumerate(self.eqns):
+                key = (prim, tuple(_without_output(params).items()), slots) \
+                    if type(prim) is Region else None
+                if key is None or key != last:
+                    current = []
+                if key is not None:
+                    current.append(i)
+                    runs[i] = current
+                last = key
+            self._runs = runs
+        return self._runs
 
     def __eq__(self, other):
         return isinstance(other, SubProgram) and self._key == other._key
@@ -146,6 +166,8 @@ def replay(sub, inputs, device, tangents=None):
     `tangents` (a node or None per input) the tangent of every slot (forward mode)."""
     env = list(inputs)
     tan = None if tangents is None else list(tangents)
+    runs = sub.runs()
+    region_tangents = {}   # first equation of a region op's run -> {output: tangent}
     for i, (prim, params, slots, _) in enumerate(sub.eqns):
         args = tuple(env[s] for s in slots)
         node = bind(prim, args, params, device)
@@ -158,31 +180,54 @@ def replay(sub, inputs, device, tangents=None):
         ts = tuple(tan[s] for s in slots)
         t = None
         if any(x is not None for x in ts):
-            if prim.jvp is None:
-                raise NotImplementedError(f"no forward-mode rule for primitive '{prim.name}'")
-            t = prim.jvp(ts, *args, out=origin or node, **params)
+            run_ = runs.get(i)
+            if run_ is not None:
+                found = region_tangents.get(run_[0])
+                if found is None:
+                    wanted = [sub.eqns[j].params["output"] for j in run_]
+                    found = region_tangents[run_[0]] = prim.jvp_all(
+                        ts, *args, out=node, wanted=wanted, **_without_output(params))
+                t = found.get(params["output"])
+            else:
+                if prim.jvp is None:
+                    raise NotImplementedError(f"no forward-mode rule for primitive '{prim.name}'")
+                t = prim.jvp(ts, *args, out=origin or node, **params)
         tan.append(t)
     return env, tan
 
 
 def backward(sub, env, out_cts) -> list:
     """Cotangents of `sub`'s inputs (node or None each) given cotangents of its outputs,
-    walking the replayed nodes `env` back with each primitive's vjp rule."""
+    walking the replayed nodes `env` back with each primitive's vjp rule (a region op's
+    rule once, with the cotangents of all its results)."""
     n_in = len(sub.in_avals)
+    runs = sub.runs()
     cts = {}
     for s, c in zip(sub.outputs, out_cts):
         if c is not None:
             cts[s] = ad.add_any(cts.get(s), c)
     for i in range(len(sub.eqns) - 1, -1, -1):
-        c = cts.pop(n_in + i, None)
-        if c is None:
-            continue
         prim, params, slots, _ = sub.eqns[i]
-        if prim.vjp is None:
-            raise NotImplementedError(f"no reverse-mode rule for primitive '{prim.name}'")
-        node = env[n_in + i]
-        args = [env[s] for s in slots]
-        for s, ci in zip(slots, prim.vjp(c, *args, out=sub.origins.get(i) or node, **params)):
+        run_ = runs.get(i)
+        if run_ is not None:
+            if i != run_[-1]:
+                continue      # read with the run's last equation, whose turn came first
+            got = {sub.eqns[j].params["output"]: cts.pop(n_in + j) for j in run_
+                   if n_in + j in cts}
+            if not got:
+                continue
+            in_cts = prim.vjp_all(got, *[env[s] for s in slots], out=env[n_in + i],
+                                  **_without_output(params))
+        else:
+            c = cts.pop(n_in + i, None)
+            if c is None:
+                continue
+            if prim.vjp is None:
+                raise NotImplementedError(f"no reverse-mode rule for primitive '{prim.name}'")
+            node = env[n_in + i]
+            in_cts = prim.vjp(c, *[env[s] for s in slots], out=sub.origins.get(i) or node,
+                              **params)
+        for s, ci in zip(slots, in_cts):
             if ci is not None and ad.differentiable(env[s]):
                 cts[s] = ad.add_any(cts.get(s), ci)
     return [cts.get(s) for s in range(n_in)]
@@ -232,12 +277,20 @@ def shared_value(shared, prim, params, slots, arrays):
 
 class Region(Primitive):
     """A primitive with several results (one node per result, parameter `output`) and
-    sub-programs: `emit_all(ctx, *operands, **params) -> [SSA names]` writes the op once,
-    `run_all(*arrays, **params) -> [arrays]` runs it once."""
+    sub-programs. Its rules take all results at once:
+      * `emit_all(ctx, *operands, **params) -> [SSA names]` writes the op once;
+      * `run_all(*arrays, **params) -> [arrays]` runs it once;
+      * `jvp_all(tangents, *operands, out, wanted, **params) -> {output: tangent}` for the
+        results `wanted`, as one derived op;
+      * `vjp_all(cts, *operands, out, **params) -> cotangent per operand` from `cts`
+        ({output: cotangent}), as one derived op.
+    (`out` is one of the result nodes.) The per-node `jvp`/`vjp` are these for one result;
+    the autodiff engine and `backward` call the `_all` rules once per op. Other rules
+    (`batch`, `source`) are passed on to `Primitive`."""
 
-    __slots__ = ("run_all",)
+    __slots__ = ("run_all", "jvp_all", "vjp_all")
 
-    def __init__(self, name, *, infer, emit_all, run_all, **rules):
+    def __init__(self, name, *, infer, emit_all, run_all, jvp_all=None, vjp_all=None, **rules):
         def emit(ctx, *operands, output, **params):
             key = (name, tuple(params.items()), operands)
             return ctx.once(key, lambda: emit_all(ctx, *operands, **params))[output]
@@ -245,14 +298,39 @@ class Region(Primitive):
         def impl(*arrays, output, **params):
             return run_all(*arrays, **params)[output]
 
+        def jvp(tangents, *operands, out, output, **params):
+            return jvp_all(tangents, *operands, out=out, wanted=[output], **params).get(output)
+
+        def vjp(ct, *operands, out, output, **params):
+            return vjp_all({output: ct}, *operands, out=out, **params)
+
         super().__init__(name, infer=infer, emit=emit, impl=impl,
+                         jvp=None if jvp_all is None else jvp,
+                         vjp=None if vjp_all is None else vjp,
                          names=lambda out, *avals, **params: out.names, **rules)
         self.run_all = run_all
+        self.jvp_all = jvp_all
+        self.vjp_all = vjp_all
+
+
+# node -> weakrefs to the result nodes one `results` call made (the autodiff engine reads
+# them together: group_of)
+_GROUPS = weakref.WeakKeyDictionary()
 
 
 def results(prim, inputs, params, indices, device=None) -> list:
     """Nodes for results `indices` of the region op `prim` on `inputs`."""
-    return [bind(prim, tuple(inputs), dict(params, output=k), device) for k in indices]
+    nodes = [bind(prim, tuple(inputs), dict(params, output=k), device) for k in indices]
+    if len(nodes) > 1:
+        group = tuple(weakref.ref(n) for n in nodes)
+        for n in nodes:
+            _GROUPS[n] = group
+    return nodes
+
+
+def group_of(node):
+    """The result nodes recorded with `node` (weakrefs), or None for a lone result."""
+    return _GROUPS.get(node)
 
 
 # ----------------------------------------------------------------------------- cond / switch
@@ -286,9 +364,15 @@ def _cond_run_all(index, *operands, branches):
     return run(branches[min(max(k, 0), len(branches) - 1)], operands)
 
 
-def _cond_jvp(tangents, index, *operands, out, branches, output):
-    if not _differentiable(out.aval):
-        return None
+def _mapped(node_of, keys):
+    """{key: node} from derived results, in the order of `keys`."""
+    return dict(zip(keys, node_of))
+
+
+def _cond_jvp_all(tangents, index, *operands, out, wanted, branches):
+    keys = [k for k in wanted if _differentiable(branches[0].out_avals[k])]
+    if not keys:
+        return {}
     ts = tangents[1:]
     live = [i for i, t in enumerate(ts) if t is not None]
     n = len(operands)
@@ -299,45 +383,46 @@ def _cond_jvp(tangents, index, *operands, out, branches, output):
             for j, i in enumerate(live):
                 tan[i] = nodes[n + j]
             env, tenv = replay(b, nodes[:n], out.device, tan)
-            s = b.outputs[output]
-            return [_zeros_if_none(tenv[s], env[s])]
+            return [_zeros_if_none(tenv[b.outputs[k]], env[b.outputs[k]]) for k in keys]
         return f
 
     avals = [o.aval for o in operands] + [ts[i].aval for i in live]
     subs, captured = programs([branch_jvp(b) for b in branches], avals, out.device,
                               "the derivative of a cond branch")
     inputs = (index, *operands, *[ts[i] for i in live], *captured)
-    return results(cond, inputs, {"branches": tuple(subs)}, [0])[0]
+    return _mapped(results(cond, inputs, {"branches": tuple(subs)}, range(len(keys))), keys)
 
 
-def _cond_vjp(ct, index, *operands, out, branches, output):
+def _cond_vjp_all(cts, index, *operands, out, branches):
     n = len(operands)
+    keys = [k for k in sorted(cts) if _differentiable(branches[0].out_avals[k])]
     wanted = [i for i, o in enumerate(operands) if ad.differentiable(o)]
-    if not wanted or not _differentiable(out.aval):
+    if not wanted or not keys:
         return (None,) * (n + 1)
 
     def branch_vjp(b):
         def f(*nodes):
             env, _ = replay(b, nodes[:n], out.device)
-            cts = [None] * len(b.outputs)
-            cts[output] = nodes[n]
-            in_cts = backward(b, env, cts)
+            out_cts = [None] * len(b.outputs)
+            for j, k in enumerate(keys):
+                out_cts[k] = nodes[n + j]
+            in_cts = backward(b, env, out_cts)
             return [_zeros_if_none(in_cts[i], nodes[i]) for i in wanted]
         return f
 
-    avals = [o.aval for o in operands] + [ct.aval]
+    avals = [o.aval for o in operands] + [cts[k].aval for k in keys]
     subs, captured = programs([branch_vjp(b) for b in branches], avals, out.device,
                               "the derivative of a cond branch")
-    nodes = results(cond, (index, *operands, ct, *captured), {"branches": tuple(subs)},
-                    range(len(wanted)))
-    cts = [None] * n
+    inputs = (index, *operands, *[cts[k] for k in keys], *captured)
+    nodes = results(cond, inputs, {"branches": tuple(subs)}, range(len(wanted)))
+    in_cts = [None] * n
     for i, node in zip(wanted, nodes):
-        cts[i] = node
-    return (None, *cts)
+        in_cts[i] = node
+    return (None, *in_cts)
 
 
 cond = Region("cond", infer=_cond_infer, emit_all=_cond_emit_all, run_all=_cond_run_all,
-              jvp=_cond_jvp, vjp=_cond_vjp)
+              jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all)
 
 
 # ----------------------------------------------------------------------------- while
@@ -375,11 +460,12 @@ def _while_run_all(*arrays, cond, body, n_carry):
     return carry
 
 
-def _while_jvp(tangents, *operands, out, cond, body, n_carry, output):
-    if not _differentiable(out.aval):
-        return None
+def _while_jvp_all(tangents, *operands, out, wanted, cond, body, n_carry):
     carry, consts = operands[:n_carry], operands[n_carry:]
     diff = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
+    keys = [k for k in wanted if k in diff]
+    if not keys:
+        return {}
     live = [i for i, t in enumerate(tangents[n_carry:]) if t is not None]
     nd, nc = len(diff), len(consts)
 
@@ -412,10 +498,11 @@ def _while_jvp(tangents, *operands, out, cond, body, n_carry, output):
                                         "the derivative of a while_loop body")
     inputs = (*carry, *t_carry, *consts, *t_consts, *captured)
     params = {"cond": c_sub, "body": b_sub, "n_carry": n_carry + nd}
-    return results(while_, inputs, params, [n_carry + diff.index(output)])[0]
+    return _mapped(results(while_, inputs, params, [n_carry + diff.index(k) for k in keys]),
+                   keys)
 
 
-def _while_vjp(ct, *operands, out, **params):
+def _while_vjp_all(cts, *operands, out, **params):
     raise ValueError(
         "reverse-mode differentiation (grad, vjp) does not go through tlaloc.while_loop, whose "
         "trip count is known only when it runs; use tlaloc.scan, or tlaloc.fori_loop with "
@@ -423,7 +510,7 @@ def _while_vjp(ct, *operands, out, **params):
 
 
 while_ = Region("while", infer=_while_infer, emit_all=_while_emit_all, run_all=_while_run_all,
-                jvp=_while_jvp, vjp=_while_vjp)
+                jvp_all=_while_jvp_all, vjp_all=_while_vjp_all)
 
 
 # ----------------------------------------------------------------------------- scan
@@ -545,10 +632,12 @@ def _scan_parts(operands, n_carry, n_xs):
             list(operands[n_carry + n_xs:]))
 
 
-def _scan_jvp(tangents, *operands, out, body, n_carry, n_xs, length, reverse, unroll,
-              save_carries, output):
-    if not _differentiable(out.aval):
-        return None
+def _scan_jvp_all(tangents, *operands, out, wanted, body, n_carry, n_xs, length, reverse,
+                  unroll, save_carries):
+    layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
+    keys = [k for k in wanted if _differentiable(layout[k])]
+    if not keys:
+        return {}
     carry, xs, consts = _scan_parts(operands, n_carry, n_xs)
     t_carry_in, t_xs_in, t_consts_in = _scan_parts(tangents, n_carry, n_xs)
     n_y = len(body.outputs) - n_carry
@@ -588,35 +677,38 @@ def _scan_jvp(tangents, *operands, out, body, n_carry, n_xs, length, reverse, un
     inputs = (*carry, *t_carry, *xs, *t_xs, *consts, *t_consts, *captured)
     params = {"body": sub, "n_carry": n_c2, "n_xs": n_xs + len(lx), "length": length,
               "reverse": reverse, "unroll": unroll, "save_carries": save_carries}
-    # where the tangent of result `output` is among the derived scan's results
-    if output < n_carry:
-        k = n_carry + dc.index(output)
-    elif output < n_carry + n_y:
-        k = n_c2 + n_y + dy.index(output - n_carry)
-    else:
-        k = n_c2 + n_y + len(dy) + n_carry + dc.index(output - n_carry - n_y)
-    return results(scan, inputs, params, [k])[0]
+
+    def position(k):
+        """Where the tangent of result `k` is among the derived scan's results."""
+        if k < n_carry:
+            return n_carry + dc.index(k)
+        if k < n_carry + n_y:
+            return n_c2 + n_y + dy.index(k - n_carry)
+        return n_c2 + n_y + len(dy) + n_carry + dc.index(k - n_carry - n_y)
+
+    return _mapped(results(scan, inputs, params, [position(k) for k in keys]), keys)
 
 
-def _scan_vjp(ct, *operands, out, body, n_carry, n_xs, length, reverse, unroll, save_carries,
-              output):
+def _scan_vjp_all(cts, *operands, out, body, n_carry, n_xs, length, reverse, unroll,
+                  save_carries):
     carry, xs, consts = _scan_parts(operands, n_carry, n_xs)
     n_y = len(body.outputs) - n_carry
-    n_cts = len(operands)
+    layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
+    cts = {k: c for k, c in cts.items() if _differentiable(layout[k])}
     dc = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
     dx = [i for i in range(n_xs) if ad.differentiable(xs[i])]
     dk = [i for i in range(len(consts)) if ad.differentiable(consts[i])]
-    if not _differentiable(out.aval) or not (dc or dx or dk):
-        return (None,) * n_cts
+    if not cts or not (dc or dx or dk):
+        return (None,) * len(operands)
     # the carries that entered each step: results of the forward scan saving them (the same
     # op as the forward pass's when it saved them, which the lowering then writes once)
     fwd = {"body": body, "n_carry": n_carry, "n_xs": n_xs, "length": length,
            "reverse": reverse, "unroll": unroll, "save_carries": True}
     saved = results(scan, operands, fwd, range(n_carry + n_y, 2 * n_carry + n_y))
-    # the cotangent: of a final carry (the reverse scan's initial carry), of a stacked y or
-    # of a saved carry (a row per step, read by the reverse scan as an input)
-    row_ct = None if output < n_carry else ("y", output - n_carry) if output < n_carry + n_y \
-        else ("saved", output - n_carry - n_y)
+    # cotangents of the final carries start the reverse scan; those of stacked ys and of
+    # saved carries are rows it reads, one per step
+    row_keys = sorted(k for k in cts if k >= n_carry)
+    rows = [cts[k] for k in row_keys]
 
     def body_vjp(*nodes):
         ct_c = nodes[:len(dc)]
@@ -624,28 +716,27 @@ def _scan_vjp(ct, *operands, out, body, n_carry, n_xs, length, reverse, unroll, 
         k0 = len(dc) + len(dk)
         c_t, x_t = nodes[k0:k0 + n_carry], nodes[k0 + n_carry:k0 + n_carry + n_xs]
         k1 = k0 + n_carry + n_xs
-        row = nodes[k1] if row_ct is not None else None
-        k_nodes = nodes[k1 + (row is not None):]
+        row_t = dict(zip(row_keys, nodes[k1:k1 + len(rows)]))
+        k_nodes = nodes[k1 + len(rows):]
         env, _ = replay(body, list(c_t) + list(x_t) + list(k_nodes), out.device)
         out_cts = [None] * len(body.outputs)
         for j, i in enumerate(dc):
             out_cts[i] = ct_c[j]
-        if row_ct is not None and row_ct[0] == "y":
-            out_cts[n_carry + row_ct[1]] = row
+        for k, r in row_t.items():
+            if k < n_carry + n_y:
+                out_cts[k] = r
         in_cts = backward(body, env, out_cts)
         new_ct = []
         for i in dc:
             c = _zeros_if_none(in_cts[i], c_t[i])
-            if row_ct is not None and row_ct[0] == "saved" and row_ct[1] == i:
-                c = lax.add(c, row)
-            new_ct.append(c)
+            r = row_t.get(n_carry + n_y + i)   # the saved carry's row: its step's carry
+            new_ct.append(c if r is None else lax.add(c, r))
         new_acc = [ad.add_any(a, in_cts[n_carry + n_xs + i]) for a, i in zip(acc, dk)]
         ys = [_zeros_if_none(in_cts[n_carry + i], x_t[i]) for i in dx]
         return new_ct + new_acc + ys
 
-    ct_init = [ad.zeros(carry[i]) if i != output else ct for i in dc]
+    ct_init = [cts[i] if i in cts else ad.zeros(carry[i]) for i in dc]
     acc_init = [ad.zeros(consts[i]) for i in dk]
-    rows = [ct] if row_ct is not None else []
     body_avals = ([c.aval for c in ct_init] + [a.aval for a in acc_init]
                   + list(body.in_avals[:n_carry]) + list(body.in_avals[n_carry:n_carry + n_xs])
                   + [Aval(r.aval.shape[1:], r.aval.dtype) for r in rows]
@@ -656,20 +747,19 @@ def _scan_vjp(ct, *operands, out, body, n_carry, n_xs, length, reverse, unroll, 
     params = {"body": sub, "n_carry": len(dc) + len(dk), "n_xs": n_carry + n_xs + len(rows),
               "length": length, "reverse": not reverse, "unroll": unroll,
               "save_carries": False}
-    nodes = results(scan, inputs, params,
-                    range(len(dc) + len(dk) + len(dx)), out.device)
-    cts = [None] * n_cts
+    nodes = results(scan, inputs, params, range(len(dc) + len(dk) + len(dx)), out.device)
+    in_cts = [None] * len(operands)
     for j, i in enumerate(dc):
-        cts[i] = nodes[j]
+        in_cts[i] = nodes[j]
     for j, i in enumerate(dk):
-        cts[n_carry + n_xs + i] = nodes[len(dc) + j]
+        in_cts[n_carry + n_xs + i] = nodes[len(dc) + j]
     for j, i in enumerate(dx):
-        cts[n_carry + i] = nodes[len(dc) + len(dk) + j]
-    return tuple(cts)
+        in_cts[n_carry + i] = nodes[len(dc) + len(dk) + j]
+    return tuple(in_cts)
 
 
 scan = Region("scan", infer=_scan_infer, emit_all=_scan_emit_all, run_all=_scan_run_all,
-              jvp=_scan_jvp, vjp=_scan_vjp)
+              jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all)
 
 __all__ = ["SubProgram", "Region", "cond", "while_", "scan", "trace", "build", "union",
            "programs", "replay", "backward", "run", "shared_value", "results"]

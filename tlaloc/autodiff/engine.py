@@ -14,6 +14,7 @@ from .._context import trace
 from .._graph import bind
 from .._prims import ad
 from .._prims import autodiff as adp
+from .._prims.control import Region, group_of
 
 
 @contextlib.contextmanager
@@ -74,10 +75,14 @@ class Tape:
         `observer(node, ct)`, if given, is told each node's total cotangent before its
         rule runs (tlaloc.grad_source uses it to name the backward pass)."""
         cts = dict(seeds)
+        waiting = {}   # region ops' result nodes reached so far, by op (see _region_cts)
         for node, inputs in reversed(self.order):
             if node in self.variables:
                 continue
             ct = cts.pop(node, None)
+            if type(node.prim) is Region:
+                self._region_backward(node, inputs, ct, waiting, cts, observer)
+                continue
             if ct is None:
                 continue
             if observer is not None:
@@ -90,14 +95,50 @@ class Tape:
                     cts[inp] = ad.add_any(cts.get(inp), c)
         return {v: cts.get(v) for v in self.variables}
 
+    def _region_backward(self, node, inputs, ct, waiting, cts, observer):
+        """A result node of a region op (control flow): its rule runs once, with the
+        cotangents of all the op's results on the tape, when the last of them is reached
+        (the walk reaches each node after all its consumers, so each is complete then)."""
+        group = group_of(node)
+        got = {node: ct}
+        if group is not None:
+            live = [n for r in group if (n := r()) is not None and self.depends.get(n, False)]
+            # (keyed by identity: a tuple of weakrefs cannot be hashed once one is dead)
+            got = waiting.setdefault(id(group), (group, {}))[1]
+            got[node] = ct
+            if len(got) < len(live):
+                return
+            del waiting[id(group)]
+        got = {n: c for n, c in got.items() if c is not None}
+        if not got:
+            return
+        if observer is not None:
+            for n, c in got.items():
+                observer(n, c)
+        params = {k: v for k, v in node.params.items() if k != "output"}
+        rule = node.prim.vjp_all
+        if rule is None:
+            raise NotImplementedError(f"no reverse-mode rule for primitive '{node.prim.name}'")
+        in_cts = rule({n.params["output"]: c for n, c in got.items()}, *inputs, out=node,
+                      **params)
+        for inp, c in zip(inputs, in_cts):
+            if c is not None and self.depends.get(inp, False):
+                cts[inp] = ad.add_any(cts.get(inp), c)
+
     def forward(self, tangents: dict) -> dict:
         """Tangents of every node on the tape given tangents of the variables."""
         tans = dict(tangents)
+        region_tangents = {}   # region ops' tangents, once per op for all its result nodes
         for node, inputs in self.order:
             if node in self.variables:
                 continue
             ts = tuple(tans.get(i) for i in inputs)
             if all(t is None for t in ts):
+                continue
+            if type(node.prim) is Region:
+                t = self._region_forward(node, inputs, ts, region_tangents)
+                if t is not None:
+                    tans[node] = t
                 continue
             rule = node.prim.jvp
             if rule is None:
@@ -106,3 +147,20 @@ class Tape:
             if t is not None:
                 tans[node] = t
         return tans
+
+    def _region_forward(self, node, inputs, ts, region_tangents):
+        """The tangent of a region op's result: the op's rule runs once for all of its
+        results on the tape."""
+        group = group_of(node)
+        found = region_tangents.get(id(group))[1] if id(group) in region_tangents else None
+        if found is None:
+            live = [node] if group is None else [
+                n for r in group if (n := r()) is not None and self.depends.get(n, False)]
+            params = {k: v for k, v in node.params.items() if k != "output"}
+            if node.prim.jvp_all is None:
+                raise NotImplementedError(f"no forward-mode rule for primitive '{node.prim.name}'")
+            found = node.prim.jvp_all(ts, *inputs, out=node,
+                                      wanted=[n.params["output"] for n in live], **params)
+            if group is not None:
+                region_tangents[id(group)] = (group, found)
+        return found.get(node.params["output"])
