@@ -18,13 +18,10 @@ import math
 import operator
 
 from . import _dtypes as dt
-from ._graph import bind
-from ._prims import elementwise as ew
-from ._prims import fft as fp
-from ._prims import shape as sh
 from ._api._core import (axes_of, axis_of, broadcast_to_shape, cast, check_size, constant, node_of,
                          resolve_device, scalar_node, wrap)
 from ._api._core import fresh
+from ._prims import lax
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -34,10 +31,6 @@ _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 # ============================================================================ helpers
-
-def _p(prim, *nodes, **params):
-    return bind(prim, nodes, params)
-
 
 def _norm(name, norm):
     if norm not in _NORMS:
@@ -84,11 +77,11 @@ def _resize(name, node, axis, n):
     nd = len(shape)
     limit = tuple(n if i == axis else s for i, s in enumerate(shape))
     if size > n:
-        return _p(sh.slice, node, start=(0,) * nd, limit=limit, strides=(1,) * nd)
+        return lax.slice(node, start=(0,) * nd, limit=limit, strides=(1,) * nd)
     check_size(name, limit, node.aval.dtype, node.device)
     zero = constant(0, (), node.aval.dtype, node.device)
     high = tuple(n - size if i == axis else 0 for i in range(nd))
-    return _p(sh.pad, node, zero, low=(0,) * nd, high=high, interior=(0,) * nd)
+    return lax.pad(node, zero, low=(0,) * nd, high=high, interior=(0,) * nd)
 
 
 def _to_end(node, axes):
@@ -98,11 +91,11 @@ def _to_end(node, axes):
     if perm == tuple(range(nd)):
         return node, None
     inverse = tuple(perm.index(i) for i in range(nd))
-    return _p(sh.transpose, node, perm=perm), inverse
+    return lax.transpose(node, perm=perm), inverse
 
 
 def _back(node, inverse):
-    return node if inverse is None else _p(sh.transpose, node, perm=inverse)
+    return node if inverse is None else lax.transpose(node, perm=inverse)
 
 
 def _c2c(node, axes, fft_type):
@@ -112,7 +105,7 @@ def _c2c(node, axes, fft_type):
         chunk, axes = axes[-3:], axes[:-3]
         moved, inverse = _to_end(node, chunk)
         lengths = moved.aval.shape[-len(chunk):]
-        node = _back(_p(fp.fft, moved, fft_type=fft_type, fft_length=tuple(lengths)), inverse)
+        node = _back(lax.fft(moved, fft_type=fft_type, fft_length=tuple(lengths)), inverse)
     return node
 
 
@@ -124,7 +117,7 @@ def _scale(node, norm, n, inverse):
         factor = math.sqrt(n) if inverse else 1 / math.sqrt(n)
     else:
         factor = n if inverse else 1 / n
-    return _p(ew.multiply, node, constant(factor, node.aval.shape, node.aval.dtype, node.device))
+    return lax.multiply(node, constant(factor, node.aval.shape, node.aval.dtype, node.device))
 
 
 def _axes_and_sizes(name, x, s, axes):
@@ -205,7 +198,7 @@ def _rfft_node(name, node, axes, sizes):
         node = _resize(name, node, a, n)
     last = axes[-3:]
     moved, inverse = _to_end(node, last)
-    out = _back(_p(fp.fft, moved, fft_type="RFFT", fft_length=tuple(sizes[-3:])), inverse)
+    out = _back(lax.fft(moved, fft_type="RFFT", fft_length=tuple(sizes[-3:])), inverse)
     return _c2c(out, axes[:-3], "FFT")
 
 
@@ -219,7 +212,7 @@ def _irfft_node(name, node, axes, sizes):
                dt.real_of(node.aval.dtype), node.device)
     node = _c2c(node, axes[:-3], "IFFT")
     moved, inverse = _to_end(node, axes[-3:])
-    return _back(_p(fp.fft, moved, fft_type="IRFFT", fft_length=tuple(sizes[-3:])), inverse)
+    return _back(lax.fft(moved, fft_type="IRFFT", fft_length=tuple(sizes[-3:])), inverse)
 
 
 def rfft(x, /, *, n=None, axis=-1, norm="backward"):
@@ -276,7 +269,7 @@ def hfft(x, /, *, n=None, axis=-1, norm="backward"):
     non-negative frequencies: real output of length n (default 2 * (x.shape[axis] - 1))."""
     node = _complex_input("hfft", x)
     _norm("hfft", norm)
-    conj = _p(ew.complex, _p(ew.real, node), _p(ew.negate, _p(ew.imag, node)))
+    conj = lax.complex(lax.real(node), lax.negate(lax.imag(node)))
     return _irfft("hfft", wrap(conj), n, axis, _SWAP[norm])
 
 
@@ -287,7 +280,7 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
     ax = axis_of("ihfft", x, axis)
     n = _length("ihfft", x.shape[ax] if n is None else n)
     out = _scale(_rfft_node("ihfft", node, (ax,), (n,)), _SWAP[norm], n, False)
-    return wrap(_p(ew.complex, _p(ew.real, out), _p(ew.negate, _p(ew.imag, out))))
+    return wrap(lax.complex(lax.real(out), lax.negate(lax.imag(out))))
 
 
 # ============================================================================ helpers of the standard
@@ -314,12 +307,12 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     fd = _freq_dtype("fftfreq", dtype)
     dev = resolve_device(device, "fftfreq")
     check_size("fftfreq", (n,), fd, dev)
-    k = bind(sh.iota, (), {"shape": (n,), "dtype": dt.int64, "dim": 0}, dev)
+    k = lax.iota(shape=(n,), dtype=dt.int64, dim=0, device=dev)
     half = constant((n + 1) // 2, (n,), dt.int64, dev)
-    wrapped = _p(ew.subtract, k, constant(n, (n,), dt.int64, dev))
-    k = _p(ew.select, _p(ew.compare, k, half, direction="LT"), k, wrapped)
+    wrapped = lax.subtract(k, constant(n, (n,), dt.int64, dev))
+    k = lax.select(lax.compare(k, half, direction="LT"), k, wrapped)
     scale = broadcast_to_shape(scalar_node(val, fd, dev), (n,))
-    return wrap(_p(ew.multiply, cast(k, fd), scale))
+    return wrap(lax.multiply(cast(k, fd), scale))
 
 
 def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
@@ -329,8 +322,8 @@ def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
     dev = resolve_device(device, "rfftfreq")
     m = n // 2 + 1
     check_size("rfftfreq", (m,), fd, dev)
-    k = bind(sh.iota, (), {"shape": (m,), "dtype": fd, "dim": 0}, dev)
-    return wrap(_p(ew.multiply, k, broadcast_to_shape(scalar_node(val, fd, dev), (m,))))
+    k = lax.iota(shape=(m,), dtype=fd, dim=0, device=dev)
+    return wrap(lax.multiply(k, broadcast_to_shape(scalar_node(val, fd, dev), (m,))))
 
 
 def _roll(node, axis, shift):
@@ -344,9 +337,9 @@ def _roll(node, axis, shift):
     def part(lo, hi):
         start = tuple(lo if i == axis else 0 for i in range(nd))
         limit = tuple(hi if i == axis else s for i, s in enumerate(shape))
-        return _p(sh.slice, node, start=start, limit=limit, strides=(1,) * nd)
+        return lax.slice(node, start=start, limit=limit, strides=(1,) * nd)
 
-    return _p(sh.concatenate, part(n - shift, n), part(0, n - shift), axis=axis)
+    return lax.concatenate(part(n - shift, n), part(0, n - shift), axis=axis)
 
 
 def _shift(name, x, axes, sign):

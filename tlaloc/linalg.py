@@ -25,11 +25,7 @@ from typing import NamedTuple
 
 from . import _dtypes as dt
 from ._array import Array
-from ._graph import bind
-from ._prims import elementwise as ew
 from ._prims import linalg as lp
-from ._prims import reduce as rd
-from ._prims import shape as sh
 from ._api._core import (axes_of, broadcast_names, broadcast_shapes, broadcast_to_shape, cast,
                          check_bool, check_devices, check_size, constant, names_of, node_of,
                          normalize_axis, position_of, renamed, scalar_node, wrap)
@@ -37,6 +33,7 @@ from ._api import creation as _cr
 from ._api import elementwise as _ew
 from ._api import statistical as _st
 from ._api.linear_algebra import _pair, matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
+from ._prims import lax
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
@@ -73,10 +70,6 @@ class SVDResult(NamedTuple):
 
 
 # ============================================================================ helpers
-
-def _p(prim, *nodes, **params):
-    return bind(prim, nodes, params)
-
 
 def _const(node, value, shape=None, dtype=None):
     return constant(value, node.aval.shape if shape is None else shape,
@@ -126,13 +119,13 @@ def _unpack(node, parts, *names):
         if name in names:
             piece = node
             if (offset, offset + size) != (0, node.aval.shape[-1]):
-                piece = _p(sh.slice, node, start=(0,) * nb + (offset,),
-                           limit=batch + (offset + size,), strides=(1,) * (nb + 1))
+                piece = lax.slice(node, start=(0,) * nb + (offset,),
+                                  limit=batch + (offset + size,), strides=(1,) * (nb + 1))
             if batch + core != piece.aval.shape:
-                piece = _p(sh.reshape, piece, shape=batch + core)
+                piece = lax.reshape(piece, shape=batch + core)
             if d is not packed:
                 if packed.kind == "c" and d.kind != "c":
-                    piece = _p(ew.real, piece)
+                    piece = lax.real(piece)
                 piece = cast(piece, d)
             out[name] = piece
         offset += size
@@ -145,11 +138,11 @@ def _conj(node):
 
 def _mT(node):
     nd = len(node.aval.shape)
-    return _p(sh.transpose, node, perm=tuple(range(nd - 2)) + (nd - 1, nd - 2))
+    return lax.transpose(node, perm=tuple(range(nd - 2)) + (nd - 1, nd - 2))
 
 
 def _reduce(prim, node, axes):
-    return _p(prim, node, axes=tuple(axes)) if axes else node
+    return prim(node, axes=tuple(axes)) if axes else node
 
 
 def _like(x, node):
@@ -165,14 +158,15 @@ def _keep(node, shape, axes, keepdims, names=None):
     """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
     if not keepdims:
         return node
-    return renamed(_p(sh.reshape, node, shape=tuple(1 if i in axes else n for i, n in enumerate(shape))),
+    return renamed(lax.reshape(node,
+                               shape=tuple(1 if i in axes else n for i, n in enumerate(shape))),
                    names)
 
 
 def _max_or_zero(node, axes):
     """max over `axes` of non-negative values; 0 when they are empty (numpy would raise)."""
-    m = _reduce(rd.reduce_max, node, axes)
-    return _p(ew.maximum, m, _const(m, 0))
+    m = _reduce(lax.reduce_max, node, axes)
+    return lax.maximum(m, _const(m, 0))
 
 
 def _eye(n, dtype, batch, device):
@@ -188,14 +182,14 @@ def _diag_node(node, offset=0):
         length, start = builtins.max(0, builtins.min(m, n - offset)), offset
     else:
         length, start = builtins.max(0, builtins.min(m + offset, n)), -offset * n
-    flat = _p(sh.reshape, node, shape=batch + (m * n,))
+    flat = lax.reshape(node, shape=batch + (m * n,))
     nb = len(batch)
     if length == 0:
         start = limit = 0
     else:
         limit = start + (length - 1) * (n + 1) + 1
-    return _p(sh.slice, flat, start=(0,) * nb + (start,), limit=batch + (limit,),
-              strides=(1,) * nb + (n + 1,))
+    return lax.slice(flat, start=(0,) * nb + (start,), limit=batch + (limit,),
+                     strides=(1,) * nb + (n + 1,))
 
 
 # ============================================================================ re-exported
@@ -243,9 +237,9 @@ def outer(x1, x2, /):
         raise ValueError(f"outer: x1 and x2 must be 1-dimensional, got shapes {x1.shape} and {x2.shape}")
     shape = a.aval.shape + b.aval.shape
     check_size("outer", shape, a.aval.dtype, a.device)
-    a = _p(sh.broadcast_in_dim, a, shape=shape, dims=(0,))
-    b = _p(sh.broadcast_in_dim, b, shape=shape, dims=(1,))
-    return wrap(_p(ew.multiply, a, b))
+    a = lax.broadcast_in_dim(a, shape=shape, dims=(0,))
+    b = lax.broadcast_in_dim(b, shape=shape, dims=(1,))
+    return wrap(lax.multiply(a, b))
 
 
 def cross(x1, x2, /, *, axis=-1):
@@ -267,15 +261,15 @@ def cross(x1, x2, /, *, axis=-1):
     def part(node, i):
         start = tuple(i if d == ax else 0 for d in range(len(shape)))
         limit = tuple(i + 1 if d == ax else n for d, n in enumerate(shape))
-        return _p(sh.slice, node, start=start, limit=limit, strides=(1,) * len(shape))
+        return lax.slice(node, start=start, limit=limit, strides=(1,) * len(shape))
 
     (a0, a1, a2), (b0, b1, b2) = [part(a, i) for i in range(3)], [part(b, i) for i in range(3)]
 
     def term(u, v, w, z):
-        return _p(ew.subtract, _p(ew.multiply, u, v), _p(ew.multiply, w, z))
+        return lax.subtract(lax.multiply(u, v), lax.multiply(w, z))
 
     parts = (term(a1, b2, a2, b1), term(a2, b0, a0, b2), term(a0, b1, a1, b0))
-    return wrap(_p(sh.concatenate, *parts, axis=ax))
+    return wrap(lax.concatenate(*parts, axis=ax))
 
 
 # ============================================================================ norms
@@ -292,19 +286,19 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == _inf:
         out = _max_or_zero(a, axes)
     elif ord == -_inf:
-        out = _reduce(rd.reduce_min, a, axes)
+        out = _reduce(lax.reduce_min, a, axes)
     elif ord == 0:
-        nonzero = _p(ew.compare, a, _const(a, 0), direction="NE")
-        out = _reduce(rd.reduce_sum, cast(nonzero, a.aval.dtype), axes)
+        nonzero = lax.compare(a, _const(a, 0), direction="NE")
+        out = _reduce(lax.reduce_sum, cast(nonzero, a.aval.dtype), axes)
     elif ord == 1:
-        out = _reduce(rd.reduce_sum, a, axes)
+        out = _reduce(lax.reduce_sum, a, axes)
     elif ord == 2:
-        out = _p(ew.sqrt, _reduce(rd.reduce_sum, _p(ew.multiply, a, a), axes))
+        out = lax.sqrt(_reduce(lax.reduce_sum, lax.multiply(a, a), axes))
     else:
         p = broadcast_to_shape(scalar_node(builtins.float(ord), a.aval.dtype, a.device), a.aval.shape)
-        total = _reduce(rd.reduce_sum, _p(ew.power, a, p), axes)
+        total = _reduce(lax.reduce_sum, lax.power(a, p), axes)
         inv = broadcast_to_shape(scalar_node(1.0 / ord, a.aval.dtype, a.device), total.aval.shape)
-        out = _p(ew.power, total, inv)
+        out = lax.power(total, inv)
     return wrap(_keep(out, x.shape, axes, keepdims, x._node.aval.names))
 
 
@@ -330,19 +324,19 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     if ord in ("nuc", 2, -2):
         s = svdvals(x)._node  # (..., k), descending (the svd primitive carries its rules)
         if ord == "nuc":
-            out = _p(rd.reduce_sum, s, axes=(nd - 2,))
+            out = lax.reduce_sum(s, axes=(nd - 2,))
         elif ord == 2:
             out = _max_or_zero(s, (nd - 2,))
         else:
-            out = _p(rd.reduce_min, s, axes=(nd - 2,))
+            out = lax.reduce_min(s, axes=(nd - 2,))
     else:
         a = _ew.abs(x)._node
         if ord == "fro":
-            out = _p(ew.sqrt, _p(rd.reduce_sum, _p(ew.multiply, a, a), axes=(rows, cols)))
+            out = lax.sqrt(lax.reduce_sum(lax.multiply(a, a), axes=(rows, cols)))
         else:
-            summed = _p(rd.reduce_sum, a, axes=(rows,) if ord in (1, -1) else (cols,))
+            summed = lax.reduce_sum(a, axes=(rows,) if ord in (1, -1) else (cols,))
             last = (len(summed.aval.shape) - 1,)
-            out = _max_or_zero(summed, last) if ord > 0 else _p(rd.reduce_min, summed, axes=last)
+            out = _max_or_zero(summed, last) if ord > 0 else lax.reduce_min(summed, axes=last)
     return wrap(_keep(_restore(out, dt.real_of(node.aval.dtype)), x.shape, (rows, cols), keepdims,
                       x._node.aval.names))
 
@@ -354,26 +348,26 @@ def _lu(name, x, *outputs):
     node = _matrix(name, x, square=True)
     work = _lapack(node)
     n = node.aval.shape[-1]
-    return node.aval.dtype, _unpack(_p(lp.lu, work), lp.lu_parts(n, n, work.aval.dtype), *outputs)
+    return node.aval.dtype, _unpack(lax.lu(work), lp.lu_parts(n, n, work.aval.dtype), *outputs)
 
 
 def _swap_sign(pivots, dtype):
     """(-1) ** (number of row swaps LAPACK made), per matrix, in `dtype`."""
     shape = pivots.aval.shape
-    iota = bind(sh.iota, (), {"shape": shape, "dtype": dt.int32, "dim": len(shape) - 1}, pivots.device)
-    moved = cast(_p(ew.compare, pivots, iota, direction="NE"), dt.int32)
-    count = _p(rd.reduce_sum, moved, axes=(len(shape) - 1,))
-    odd = _p(ew.remainder, count, _const(count, 2))
+    iota = lax.iota(shape=shape, dtype=dt.int32, dim=len(shape) - 1, device=pivots.device)
+    moved = cast(lax.compare(pivots, iota, direction="NE"), dt.int32)
+    count = lax.reduce_sum(moved, axes=(len(shape) - 1,))
+    odd = lax.remainder(count, _const(count, 2))
     one = _const(odd, 1)
-    return cast(_p(ew.subtract, one, _p(ew.add, odd, odd)), dtype)
+    return cast(lax.subtract(one, lax.add(odd, odd)), dtype)
 
 
 def det(x, /):
     """The determinant of each square matrix (0 for a singular one, 1 for a 0x0 one)."""
     d, (lu, pivots) = _lu("det", x, "lu", "pivots")
     diag = _diag_node(lu)
-    prod = _p(rd.reduce_prod, diag, axes=(len(diag.aval.shape) - 1,))
-    return wrap(_restore(_p(ew.multiply, _swap_sign(pivots, prod.aval.dtype), prod), d))
+    prod = lax.reduce_prod(diag, axes=(len(diag.aval.shape) - 1,))
+    return wrap(_restore(lax.multiply(_swap_sign(pivots, prod.aval.dtype), prod), d))
 
 
 def slogdet(x, /):
@@ -383,14 +377,14 @@ def slogdet(x, /):
     diag = _diag_node(lu)
     last = (len(diag.aval.shape) - 1,)
     if diag.aval.dtype.kind == "c":   # diag / |diag| (0 where singular): differentiable
-        mag = _p(ew.abs, diag)
-        zero = _p(ew.compare, mag, _const(mag, 0), direction="EQ")
-        safe = cast(_p(ew.select, zero, _const(mag, 1), mag), diag.aval.dtype)
-        signs = _p(ew.select, zero, _const(diag, 0), _p(ew.divide, diag, safe))
+        mag = lax.abs(diag)
+        zero = lax.compare(mag, _const(mag, 0), direction="EQ")
+        safe = cast(lax.select(zero, _const(mag, 1), mag), diag.aval.dtype)
+        signs = lax.select(zero, _const(diag, 0), lax.divide(diag, safe))
     else:
-        signs = _p(ew.sign, diag)
-    sign = _p(ew.multiply, _swap_sign(pivots, diag.aval.dtype), _p(rd.reduce_prod, signs, axes=last))
-    logabs = _p(rd.reduce_sum, _p(ew.log, _p(ew.abs, diag)), axes=last)
+        signs = lax.sign(diag)
+    sign = lax.multiply(_swap_sign(pivots, diag.aval.dtype), lax.reduce_prod(signs, axes=last))
+    logabs = lax.reduce_sum(lax.log(lax.abs(diag)), axes=last)
     return SlogdetResult(wrap(_restore(sign, d)), wrap(_restore(logabs, dt.real_of(d))))
 
 
@@ -398,17 +392,17 @@ def _permutation_matrix(perm, dtype):
     """P with P[..., i, j] = (perm[..., i] == j), so (P @ b)[i] = b[perm[i]]."""
     shape = perm.aval.shape + perm.aval.shape[-1:]
     nd = len(shape)
-    rows = _p(sh.broadcast_in_dim, perm, shape=shape, dims=tuple(range(nd - 1)))
-    cols = bind(sh.iota, (), {"shape": shape, "dtype": dt.int32, "dim": nd - 1}, perm.device)
-    return cast(_p(ew.compare, rows, cols, direction="EQ"), dtype)
+    rows = lax.broadcast_in_dim(perm, shape=shape, dims=tuple(range(nd - 1)))
+    cols = lax.iota(shape=shape, dtype=dt.int32, dim=nd - 1, device=perm.device)
+    return cast(lax.compare(rows, cols, direction="EQ"), dtype)
 
 
 def _lu_solve(lu, pb):
     """Solve L U x = pb with the packed LU factors (b already permuted)."""
-    y = _p(lp.triangular_solve, lu, pb, left_side=True, lower=True,
-           transpose_a="NO_TRANSPOSE", unit_diagonal=True)
-    return _p(lp.triangular_solve, lu, y, left_side=True, lower=False,
-              transpose_a="NO_TRANSPOSE", unit_diagonal=False)
+    y = lax.triangular_solve(lu, pb, left_side=True, lower=True, transpose_a="NO_TRANSPOSE",
+                             unit_diagonal=True)
+    return lax.triangular_solve(lu, y, left_side=True, lower=False, transpose_a="NO_TRANSPOSE",
+                                unit_diagonal=False)
 
 
 def inv(x, /):
@@ -432,7 +426,7 @@ def solve(x1, x2, /):
         if x2.shape[0] != n:
             raise ValueError(f"solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
         batch = x1.shape[:-2]
-        b = broadcast_to_shape(_p(sh.reshape, b, shape=(n, 1)), batch + (n, 1))
+        b = broadcast_to_shape(lax.reshape(b, shape=(n, 1)), batch + (n, 1))
     else:
         if x2.shape[-2] != n:
             raise ValueError(f"solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
@@ -440,14 +434,14 @@ def solve(x1, x2, /):
         b = broadcast_to_shape(b, batch + x2.shape[-2:])
     a = _lapack(cast(a, d))
     b = cast(b, a.aval.dtype)
-    lu, perm = _unpack(_p(lp.lu, a), lp.lu_parts(n, n, a.aval.dtype), "lu", "permutation")
+    lu, perm = _unpack(lax.lu(a), lp.lu_parts(n, n, a.aval.dtype), "lu", "permutation")
     lu = broadcast_to_shape(lu, batch + (n, n))
     perm = broadcast_to_shape(perm, batch + (n,))
     # P @ b by a one-hot matmul: exact, but an inf/nan in b spreads to the whole column
     pb = matmul(wrap(_permutation_matrix(perm, b.aval.dtype)), wrap(b))._node
     out = _lu_solve(lu, pb)
     if vector:
-        out = _p(sh.reshape, out, shape=batch + (n,))
+        out = lax.reshape(out, shape=batch + (n,))
     return wrap(_restore(out, d))
 
 
@@ -485,7 +479,7 @@ def cholesky(x, /, *, upper=False):
     node = _matrix("cholesky", x, square=True)
     check_bool("cholesky", upper, "upper")
     d = node.aval.dtype
-    lower = _cr.tril(wrap(_p(lp.cholesky, _lapack(node))))._node
+    lower = _cr.tril(wrap(lax.cholesky(_lapack(node))))._node
     out = _conj(_mT(lower)) if upper else lower
     return wrap(_like(x, _restore(out, d)))
 
@@ -500,7 +494,7 @@ def qr(x, /, *, mode="reduced"):
     work = _lapack(node)
     m, n = x.shape[-2:]
     full = mode == "complete"
-    q, r = _unpack(_p(lp.qr, work, full=full), lp.qr_result_parts(m, n, work.aval.dtype, full),
+    q, r = _unpack(lax.qr(work, full=full), lp.qr_result_parts(m, n, work.aval.dtype, full),
                    "q", "r")
     return QRResult(wrap(_like(x, _restore(q, d))), wrap(_like(x, _restore(r, d))))
 
@@ -514,7 +508,7 @@ def eigh(x, /):
     d = node.aval.dtype
     work = _lapack(node)
     n = x.shape[-1]
-    w, v = _unpack(_p(lp.eigh, work, vectors=True), lp.eigh_parts(n, work.aval.dtype),
+    w, v = _unpack(lax.eigh(work, vectors=True), lp.eigh_parts(n, work.aval.dtype),
                    "eigenvalues", "eigenvectors")
     return EighResult(wrap(_like(x, _restore(w, dt.real_of(d)))), wrap(_like(x, _restore(v, d))))
 
@@ -523,7 +517,7 @@ def eigvalsh(x, /):
     """Eigenvalues (ascending, real) of each Hermitian matrix, read from its lower triangle."""
     node = _matrix("eigvalsh", x, square=True)
     d = node.aval.dtype
-    return wrap(_restore(_p(lp.eigh, _lapack(node), vectors=False), dt.real_of(d)))
+    return wrap(_restore(lax.eigh(_lapack(node), vectors=False), dt.real_of(d)))
 
 
 def eig(x, /):
@@ -532,7 +526,7 @@ def eig(x, /):
     node = _matrix("eig", x, square=True)
     work = _lapack(node)
     n = x.shape[-1]
-    w, v = _unpack(_p(lp.eig, work, vectors=True), lp.eig_parts(n, work.aval.dtype),
+    w, v = _unpack(lax.eig(work, vectors=True), lp.eig_parts(n, work.aval.dtype),
                    "eigenvalues", "eigenvectors")
     return EigResult(wrap(_like(x, w)), wrap(_like(x, v)))
 
@@ -540,13 +534,13 @@ def eig(x, /):
 def eigvals(x, /):
     """Eigenvalues (complex, LAPACK geev's order) of each square matrix."""
     node = _matrix("eigvals", x, square=True)
-    return wrap(_p(lp.eig, _lapack(node), vectors=False))
+    return wrap(lax.eig(_lapack(node), vectors=False))
 
 
 # ============================================================================ SVD
 
 def _svdvals_node(node):
-    return _p(lp.svd, _lapack(node), mode="N")
+    return lax.svd(_lapack(node), mode="N")
 
 
 def svdvals(x, /):
@@ -572,7 +566,7 @@ def svd(x, /, *, full_matrices=True):
             u, vh = _const(node, 0, shape=batch + (m, 0)), _const(node, 0, shape=batch + (0, n))
         return SVDResult(wrap(_like(x, u)), wrap(_like(x, s)), wrap(_like(x, vh)))
     mode = "A" if full_matrices else "S"
-    u, s, vt = _unpack(_p(lp.svd, work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode),
+    u, s, vt = _unpack(lax.svd(work, mode=mode), lp.svd_parts(m, n, work.aval.dtype, mode),
                        "u", "s", "vt")
     return SVDResult(wrap(_like(x, _restore(u, d))), wrap(_like(x, _restore(s, dt.real_of(d)))),
                      wrap(_like(x, _restore(vt, d))))
@@ -595,7 +589,7 @@ def _rtol(name, rtol, s, m, n):
             raise ValueError(f"{name}: rtol of shape {rtol.shape} does not broadcast to the batch "
                              f"shape {batch}")
         node = broadcast_to_shape(node, batch)
-        return _p(sh.reshape, node, shape=batch + (1,))
+        return lax.reshape(node, shape=batch + (1,))
     if isinstance(rtol, builtins.bool) or not isinstance(rtol, (builtins.int, builtins.float)):
         raise TypeError(f"{name}: rtol must be a real number or an array, got {rtol!r}")
     return broadcast_to_shape(scalar_node(builtins.float(rtol), r, s.device), batch + (1,))
@@ -608,11 +602,11 @@ def matrix_rank(x, /, *, rtol=None):
     m, n = x.shape[-2:]
     s = _svdvals_node(node)
     last = len(s.aval.shape) - 1
-    smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
-    tol = _p(ew.multiply, smax, _rtol("matrix_rank", rtol, s, m, n))
-    tol = _p(sh.broadcast_in_dim, tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
-    big = _p(ew.compare, s, tol, direction="GT")
-    return wrap(_p(rd.reduce_sum, cast(big, dt.DEFAULTS.integral), axes=(last,)))
+    smax = lax.reshape(_max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
+    tol = lax.multiply(smax, _rtol("matrix_rank", rtol, s, m, n))
+    tol = lax.broadcast_in_dim(tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
+    big = lax.compare(s, tol, direction="GT")
+    return wrap(lax.reduce_sum(cast(big, dt.DEFAULTS.integral), axes=(last,)))
 
 
 def pinv(x, /, *, rtol=None):
@@ -626,15 +620,16 @@ def pinv(x, /, *, rtol=None):
     work = _lapack(node)
     u, s, vt = (r._node for r in svd(wrap(work), full_matrices=False))
     last = len(s.aval.shape) - 1
-    smax = _p(sh.reshape, _max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
-    tol = _p(ew.multiply, smax, _rtol("pinv", rtol, s, m, n))
-    tol = _p(sh.broadcast_in_dim, tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
-    keep = _p(ew.compare, s, tol, direction="GT")
-    safe = _p(ew.select, keep, s, _const(s, 1))
-    s_inv = _p(ew.select, keep, _p(ew.divide, _const(s, 1), safe), _const(s, 0))
+    smax = lax.reshape(_max_or_zero(s, (last,)), shape=s.aval.shape[:-1] + (1,))
+    tol = lax.multiply(smax, _rtol("pinv", rtol, s, m, n))
+    tol = lax.broadcast_in_dim(tol, shape=s.aval.shape, dims=tuple(range(last + 1)))
+    keep = lax.compare(s, tol, direction="GT")
+    safe = lax.select(keep, s, _const(s, 1))
+    s_inv = lax.select(keep, lax.divide(_const(s, 1), safe), _const(s, 0))
     s_inv = cast(s_inv, work.aval.dtype)
     v = _conj(_mT(vt))                                        # (..., n, k)
-    scaled = _p(ew.multiply, v, _p(sh.broadcast_in_dim, s_inv, shape=v.aval.shape,
-                                   dims=tuple(range(last)) + (last + 1,)))
+    scaled = lax.multiply(v,
+                          lax.broadcast_in_dim(s_inv, shape=v.aval.shape,
+                                               dims=tuple(range(last)) + (last + 1,)))
     out = matmul(wrap(scaled), wrap(_conj(_mT(u))))._node     # (..., n, m)
     return wrap(_like(x, _restore(out, d)))

@@ -23,8 +23,7 @@ from ._api._core import cast, check_devices, node_of, promote, renamed
 from ._api._core import unify as _unify_aligned
 from ._api.manipulation import permute_dims, reshape
 from ._array import Array
-from ._graph import bind
-from ._prims import reduce as rd
+from ._prims import lax
 
 
 # ----------------------------------------------------------------------------- basics
@@ -172,9 +171,11 @@ def contract(x1, x2, /, over):
             raise ValueError(f"contract: batch axis {n!r} differs in size")
     check_devices("contract", a, b)
     d = promote("contract", a.aval.dtype, b.aval.dtype)
-    node = bind(rd.dot_general, (cast(a, d), cast(b, d)), {
-        "contract": (tuple(n1.index(n) for n in over), tuple(n2.index(n) for n in over)),
-        "batch": (tuple(n1.index(n) for n in batch), tuple(n2.index(n) for n in batch))})
+    def positions(names, of):
+        return tuple(names.index(n) for n in of)
+    node = lax.dot_general(cast(a, d), cast(b, d),
+                           contract=(positions(n1, over), positions(n2, over)),
+                           batch=(positions(n1, batch), positions(n2, batch)))
     names = batch + [n for n in n1 if n not in over and n not in batch] + \
         [n for n in n2 if n not in over and n not in batch]
     return _with_names(Array._from_node(node), names)

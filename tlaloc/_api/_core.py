@@ -12,10 +12,8 @@ import numpy as np
 from .. import _dtypes as dt
 from .._array import Array
 from .._devices import default_device, device as as_device
-from .._graph import Aval, bind, leaf
-from .._prims import elementwise as ew
+from .._graph import Aval, leaf
 from .._prims import lax
-from .._prims import shape as sh
 from .._prims.core import unify as _unify
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -103,13 +101,13 @@ def keep_dims(node, shape, axes, keepdims, names=None):
     if not keepdims:
         return node
     kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return renamed(bind(sh.reshape, (node,), {"shape": kept}), names)
+    return renamed(lax.reshape(node, shape=kept), names)
 
 
 def reduction(prim, node, axes, keepdims) -> Array:
     """The reduction `prim` of `node` over `axes` (none: node itself), keepdims applied."""
     shape = node.aval.shape
-    out = bind(prim, (node,), {"axes": axes}) if axes else node
+    out = prim(node, axes=axes) if axes else node
     return wrap(keep_dims(out, shape, axes, keepdims, node.aval.names))
 
 
@@ -182,7 +180,7 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
 
 def constant(value, shape, dtype, device):
     """A value fixed by the program's structure (0 for a sum, 1 for a reciprocal)."""
-    return bind(sh.constant, (), {"shape": tuple(shape), "dtype": dtype, "value": value}, device)
+    return lax.constant(shape=tuple(shape), dtype=dtype, value=value, device=device)
 
 
 def node_of(name: str, x, argname: str = "x"):
@@ -220,13 +218,13 @@ def broadcast_to_shape(node, shape):
         return node
     nd = len(node.aval.shape)
     dims = tuple(range(len(shape) - nd, len(shape)))
-    return bind(sh.broadcast_in_dim, (node,), {"shape": shape, "dims": dims})
+    return lax.broadcast_in_dim(node, shape=shape, dims=dims)
 
 
 def cast(node, dtype):
     if node.aval.dtype is dtype:
         return node
-    return bind(ew.convert, (node,), {"dtype": dtype})
+    return lax.convert(node, dtype=dtype)
 
 
 def promote(name, a, b):

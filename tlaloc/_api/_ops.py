@@ -13,22 +13,13 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._context import trace
-from .._graph import bind, evaluate
-from .._prims import elementwise as ew
-from .._prims import indexing as ix
-from .._prims import reduce as rd
-from .._prims import scan
-from .._prims import shape as sh
-from .._prims import sort as so
+from .._graph import evaluate
 from ._core import cast, constant
+from .._prims import lax
 
 
 def index_dtype():
     return dt.DEFAULTS.indexing
-
-
-def p(prim, *nodes, **params):
-    return bind(prim, nodes, params)
 
 
 def const(value, shape, dtype, device):
@@ -40,15 +31,14 @@ def const_like(node, value):
 
 
 def iota(shape, dim, device, dtype=None):
-    return bind(sh.iota, (), {"shape": tuple(shape), "dtype": dtype or index_dtype(), "dim": dim},
-                device)
+    return lax.iota(shape=tuple(shape), dtype=dtype or index_dtype(), dim=dim, device=device)
 
 
 def reshape(node, shape):
     shape = tuple(shape)
     if node.aval.shape == shape:
         return node
-    return p(sh.reshape, node, shape=shape)
+    return lax.reshape(node, shape=shape)
 
 
 def flatten(node):
@@ -59,7 +49,7 @@ def transpose(node, perm):
     perm = tuple(perm)
     if perm == tuple(range(len(perm))):
         return node
-    return p(sh.transpose, node, perm=perm)
+    return lax.transpose(node, perm=perm)
 
 
 def broadcast(node, shape, dims=None):
@@ -70,7 +60,7 @@ def broadcast(node, shape, dims=None):
             return node
         nd = len(node.aval.shape)
         dims = tuple(range(len(shape) - nd, len(shape)))
-    return p(sh.broadcast_in_dim, node, shape=shape, dims=tuple(dims))
+    return lax.broadcast_in_dim(node, shape=shape, dims=tuple(dims))
 
 
 def slice_axis(node, axis, start, stop, step=1):
@@ -81,22 +71,22 @@ def slice_axis(node, axis, start, stop, step=1):
     lo[axis], hi[axis], st[axis] = start, stop, step
     if (start, stop, step) == (0, shape[axis], 1):
         return node
-    return p(sh.slice, node, start=tuple(lo), limit=tuple(hi), strides=tuple(st))
+    return lax.slice(node, start=tuple(lo), limit=tuple(hi), strides=tuple(st))
 
 
 def concat(nodes, axis):
     nodes = [n for n in nodes if n.aval.shape[axis] != 0] or nodes[:1]
     if len(nodes) == 1:
         return nodes[0]
-    return p(sh.concatenate, *nodes, axis=axis)
+    return lax.concatenate(*nodes, axis=axis)
 
 
 def compare(a, b, direction):
-    return p(ew.compare, a, b, direction=direction)
+    return lax.compare(a, b, direction=direction)
 
 
 def select(pred, a, b):
-    return p(ew.select, pred, a, b)
+    return lax.select(pred, a, b)
 
 
 def isnan(node):
@@ -104,7 +94,7 @@ def isnan(node):
 
 
 def logical_not(node):
-    return p(ew.bitwise_not, node)
+    return lax.bitwise_not(node)
 
 
 def normalize_indices(idx, n):
@@ -113,12 +103,12 @@ def normalize_indices(idx, n):
     if idx.aval.dtype.kind == "u":
         return idx
     negative = compare(idx, const_like(idx, 0), "LT")
-    return select(negative, p(ew.add, idx, const_like(idx, n)), idx)
+    return select(negative, lax.add(idx, const_like(idx, n)), idx)
 
 
 def gather_axes(x, indices, axes):
     """x[indices[..., 0], indices[..., 1], ...] over `axes`; result: batch + other dims."""
-    return p(ix.gather, x, indices, axes=tuple(axes))
+    return lax.gather(x, indices, axes=tuple(axes))
 
 
 def take_axis(x, idx, axis):
@@ -135,18 +125,18 @@ def take_axis(x, idx, axis):
 def cumsum(node, axis, kind="sum"):
     if node.aval.shape[axis] <= 1:
         return node
-    return p(scan.cumulative, node, axis=axis, kind=kind)
+    return lax.cumulative(node, axis=axis, kind=kind)
 
 
 def reduce(prim, node, axes):
     axes = tuple(axes)
-    return p(prim, node, axes=axes) if axes else node
+    return prim(node, axes=axes) if axes else node
 
 
 def count_true(mask, axes=None):
     ints = cast(mask, index_dtype())
     axes = tuple(range(len(mask.aval.shape))) if axes is None else axes
-    return reduce(rd.reduce_sum, ints, axes)
+    return reduce(lax.reduce_sum, ints, axes)
 
 
 # XLA:CPU sorts one operand with a plain integer comparison several times faster than it
@@ -172,7 +162,7 @@ def ordered_int(node, zeros_equal=True):
         x = select(compare(x, const_like(x, 0), "EQ"), const_like(x, 0.0), x)
     x = select(isnan(x), const_like(x, float("nan")), x)
     it = _INT_OF_BITS[d.bits]
-    bits = p(ew.bitcast_convert, x, dtype=it)
+    bits = lax.bitcast_convert(x, dtype=it)
     return _flip_negative(bits)
 
 
@@ -181,12 +171,12 @@ def _flip_negative(bits):
     negative ones makes signed integer order match float order (an involution)."""
     it = bits.aval.dtype
     negative = compare(bits, const_like(bits, 0), "LT")
-    flipped = p(ew.bitwise_xor, bits, const_like(bits, int(np.iinfo(it.numpy).max)))
+    flipped = lax.bitwise_xor(bits, const_like(bits, int(np.iinfo(it.numpy).max)))
     return select(negative, flipped, bits)
 
 
 def _sort_one(node, dimension, descending):
-    return p(so.sort, node, dimension=dimension, num_keys=1, descending=descending, output=0)
+    return lax.sort(node, dimension=dimension, num_keys=1, descending=descending, output=0)
 
 
 def sort_values(node, dimension, descending=False):
@@ -200,10 +190,10 @@ def sort_values(node, dimension, descending=False):
     if trace.retain_graph:
         # derivatives are being recorded: sort the values along with their integer keys,
         # so the result is the sort primitive's own operand (which has derivative rules)
-        return p(so.sort, ordered_int(node, zeros_equal=False), node, dimension=dimension,
-                 num_keys=1, descending=descending, output=1)
+        return lax.sort(ordered_int(node, zeros_equal=False), node, dimension=dimension,
+                        num_keys=1, descending=descending, output=1)
     ordered = _sort_one(ordered_int(node, zeros_equal=False), dimension, descending)
-    return p(ew.bitcast_convert, _flip_negative(ordered), dtype=d)
+    return lax.bitcast_convert(_flip_negative(ordered), dtype=d)
 
 
 def argsort_keys(keys, dimension, descending=False):
@@ -218,14 +208,14 @@ def argsort_keys(keys, dimension, descending=False):
     if len(ints) == 1 and ints[0].aval.dtype.bits <= 32 and n < 2 ** 31:
         k = cast(ints[0], dt.int64)
         if ints[0].aval.dtype is dt.uint32:
-            k = p(ew.subtract, k, const_like(k, 2 ** 31))
+            k = lax.subtract(k, const_like(k, 2 ** 31))
         if descending:     # reverse the key order, keep the index order: stable
-            k = p(ew.subtract, const_like(k, -1), k)
-        packed = p(ew.add, p(ew.shift_left, k, const_like(k, 32)), order)
+            k = lax.subtract(const_like(k, -1), k)
+        packed = lax.add(lax.shift_left(k, const_like(k, 32)), order)
         ordered = _sort_one(packed, dimension, False)
-        return p(ew.bitwise_and, ordered, const_like(ordered, 0xFFFFFFFF))
-    return p(so.sort, *ints, order, dimension=dimension, num_keys=len(ints),
-             descending=descending, output=len(ints))
+        return lax.bitwise_and(ordered, const_like(ordered, 0xFFFFFFFF))
+    return lax.sort(*ints, order, dimension=dimension, num_keys=len(ints), descending=descending,
+                    output=len(ints))
 
 
 def sort_keys(keys, dimension, descending=False):
@@ -234,14 +224,13 @@ def sort_keys(keys, dimension, descending=False):
         return sort_values(keys[0], dimension, descending)
     if keys[0].aval.shape[dimension] <= 1:
         return keys[0]
-    return p(so.sort, *keys, dimension=dimension, num_keys=len(keys), descending=descending,
-             output=0)
+    return lax.sort(*keys, dimension=dimension, num_keys=len(keys), descending=descending, output=0)
 
 
 def sort_key_parts(node):
     """The keys that sort `node` in NumPy's order: complex numbers by (real, imag)."""
     if node.aval.dtype.kind == "c":
-        return [p(ew.real, node), p(ew.imag, node)]
+        return [lax.real(node), lax.imag(node)]
     return [node]
 
 
@@ -267,10 +256,10 @@ def compact_positions(mask, count):
     if count == n:
         return iota((n,), 0, dev)
     ones = cast(mask, index_dtype())
-    slot = p(ew.subtract, cumsum(ones, 0), const_like(ones, 1))
+    slot = lax.subtract(cumsum(ones, 0), const_like(ones, 1))
     slot = select(mask, slot, const_like(slot, count))        # out of bounds: dropped
-    return p(ix.scatter, const(0, (count,), index_dtype(), dev), reshape(slot, (n, 1)),
-             iota((n,), 0, dev), axes=(0,), mode="set")
+    return lax.scatter(const(0, (count,), index_dtype(), dev), reshape(slot, (n, 1)),
+                       iota((n,), 0, dev), axes=(0,), mode="set")
 
 
 def unravel(flat_idx, shape):
@@ -281,9 +270,9 @@ def unravel(flat_idx, shape):
         stride //= n
         c = flat_idx
         if stride != 1:
-            c = p(ew.divide, c, const_like(c, stride))
+            c = lax.divide(c, const_like(c, stride))
         if d > 0:
-            c = p(ew.remainder, c, const_like(c, n))
+            c = lax.remainder(c, const_like(c, n))
         out.append(c)
     return out
 

@@ -9,10 +9,9 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import Aval, bind, leaf, transfer
-from .._prims import elementwise as ew
-from .._prims import shape as sh
+from .._graph import Aval, leaf, transfer
 from .._devices import default_device
+from .._prims import lax
 from ._core import (broadcast_to_shape, cast, check_size, constant, renamed, resolve_device,
                     scalar_node, wrap)
 
@@ -245,7 +244,7 @@ def _full_like_plain(x, /, fill_value, *, dtype=None, device=None):
 
 
 def _iota(shape, dtype, dim, device):
-    return bind(sh.iota, (), {"shape": tuple(shape), "dtype": dtype, "dim": dim}, device)
+    return lax.iota(shape=tuple(shape), dtype=dtype, dim=dim, device=device)
 
 
 def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
@@ -276,8 +275,8 @@ def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
         dt.check_int_fits(start + (n - 1) * step, d, "arange")
     idx = _iota((n,), d, 0, dev)
     step, start = scalar_node(step, d, dev, "arange"), scalar_node(start, d, dev, "arange")
-    out = bind(ew.multiply, (idx, broadcast_to_shape(step, (n,))), {})
-    out = bind(ew.add, (out, broadcast_to_shape(start, (n,))), {})
+    out = lax.multiply(idx, broadcast_to_shape(step, (n,)))
+    out = lax.add(out, broadcast_to_shape(start, (n,)))
     return wrap(out)
 
 
@@ -305,15 +304,15 @@ def _linspace_plain(start, stop, /, num, *, dtype=None, device=None, endpoint=Tr
     a = broadcast_to_shape(scalar_node(start, d, dev), shape)
     b = broadcast_to_shape(scalar_node(stop, d, dev), shape)
     idx = cast(_iota(shape, dt.real_of(d), 0, dev), d)
-    delta = bind(ew.subtract, (b, a), {})
+    delta = lax.subtract(b, a)
     if div > 0:
-        frac = bind(ew.divide, (idx, constant(float(div), shape, d, dev)), {})
-        out = bind(ew.add, (a, bind(ew.multiply, (frac, delta), {})), {})
+        frac = lax.divide(idx, constant(float(div), shape, d, dev))
+        out = lax.add(a, lax.multiply(frac, delta))
     else:
         out = a
     if endpoint and num > 1:
-        last = bind(ew.compare, (idx, constant(float(num - 1), shape, d, dev)), {"direction": "EQ"})
-        out = bind(ew.select, (last, b, out), {})
+        last = lax.compare(idx, constant(float(num - 1), shape, d, dev), direction="EQ")
+        out = lax.select(last, b, out)
     return wrap(out)
 
 
@@ -333,11 +332,11 @@ def _diagonal_mask(shape, k, direction, device):
     nd = len(shape)
     rows = _iota(shape, dt.int64, nd - 2, device)
     cols = _iota(shape, dt.int64, nd - 1, device)
-    diff = bind(ew.subtract, (cols, rows), {})
+    diff = lax.subtract(cols, rows)
     # col - row lies in [1 - n_rows, n_cols - 1]: a k past that range (even past int64) acts
     # as the nearest value outside it
     k = builtins.max(-shape[-2], builtins.min(int(k), shape[-1]))
-    return bind(ew.compare, (diff, constant(k, shape, dt.int64, device)), {"direction": direction})
+    return lax.compare(diff, constant(k, shape, dt.int64, device), direction=direction)
 
 
 def _triangle(name, x, k, direction):
@@ -350,7 +349,7 @@ def _triangle(name, x, k, direction):
     node = x._node
     mask = _diagonal_mask(x.shape, k, direction, node.device)
     zero = constant(0, x.shape, x.dtype, node.device)
-    return wrap(bind(ew.select, (mask, node, zero), {}))
+    return wrap(lax.select(mask, node, zero))
 
 
 def tril(x, /, *, k=0):
@@ -385,7 +384,7 @@ def meshgrid(*arrays, indexing="xy"):
         dim = i
         if indexing == "xy" and len(arrays) >= 2 and i < 2:
             dim = 1 - i
-        out.append(wrap(bind(sh.broadcast_in_dim, (a._node,), {"shape": shape, "dims": (dim,)})))
+        out.append(wrap(lax.broadcast_in_dim(a._node, shape=shape, dims=(dim,))))
     return tuple(out)  # a tuple since 2025.12
 
 

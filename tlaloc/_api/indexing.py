@@ -36,9 +36,8 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._prims import indexing as ix
-from .._prims import shape as sh
 from . import _ops as o
+from .._prims import lax
 from ._core import (axis_of, broadcast_shapes, cast, check_devices, check_size, constant, distinct,
                     fresh, names_of, node_of, renamed, scalar_node, unify, wrap)
 
@@ -226,14 +225,14 @@ def _apply_basic(node, entries):
         starts = tuple(scalar_node(k, dt.int64, node.device) if isinstance(k, builtins.int)
                        else constant(0, (), dt.int64, node.device) for k in entries)
         sizes = tuple(1 if isinstance(k, builtins.int) else n for k, n in zip(entries, shape))
-        node = o.p(sh.dynamic_slice, node, *starts, sizes=sizes)
+        node = lax.dynamic_slice(node, *starts, sizes=sizes)
         entries = [builtins.slice(None) if isinstance(k, builtins.int) else k for k in entries]
     shape = node.aval.shape
     start, limit, strides, reverse_dims, _ = _slice_params(shape, entries)
     if reverse_dims:
-        node = o.p(sh.reverse, node, dims=tuple(reverse_dims))
+        node = lax.reverse(node, dims=tuple(reverse_dims))
     if (tuple(start), tuple(limit), tuple(strides)) != ((0,) * len(shape), shape, (1,) * len(shape)):
-        node = o.p(sh.slice, node, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
+        node = lax.slice(node, start=tuple(start), limit=tuple(limit), strides=tuple(strides))
     return node
 
 
@@ -286,7 +285,7 @@ def _advanced_plan(y, entries, adjacent):
 def _index_tuple(cols, batch):
     nb = len(batch)
     parts = [o.reshape(o.broadcast(c, batch), batch + (1,)) for c in cols]
-    return parts[0] if len(parts) == 1 else o.p(sh.concatenate, *parts, axis=nb)
+    return parts[0] if len(parts) == 1 else lax.concatenate(*parts, axis=nb)
 
 
 def _check_empty_axes(shape, axes, batch):
@@ -305,7 +304,7 @@ def _gather_result(y, entries, adjacent):
     check_size("indexing", out_shape, y.aval.dtype, y.device)
     if math.prod(out_shape) == 0:
         return o.const(0, out_shape, y.aval.dtype, y.device)
-    g = o.p(ix.gather, y, _index_tuple(cols, batch), axes=tuple(axes))
+    g = lax.gather(y, _index_tuple(cols, batch), axes=tuple(axes))
     return o.transpose(g, perm)
 
 
@@ -416,12 +415,13 @@ def _set_basic(x2, entries, v):
         return x2
     vr = o.reshape(vb, region)
     if reverse_dims:
-        vr = o.p(sh.reverse, vr, dims=tuple(reverse_dims))
+        vr = lax.reverse(vr, dims=tuple(reverse_dims))
     if tuple(region) == shape:
         return vr
     params = {"low": tuple(low), "high": tuple(high), "interior": tuple(interior)}
-    placed = o.p(sh.pad, vr, o.const(0, (), dtype, dev), **params)
-    inside = o.p(sh.pad, o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev), **params)
+    placed = lax.pad(vr, o.const(0, (), dtype, dev), **params)
+    inside = lax.pad(o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev),
+                     **params)
     return o.select(inside, placed, x2)
 
 
@@ -439,7 +439,7 @@ def _set_advanced(x2, entries, v, adjacent):
     _check_empty_axes(shape, axes, batch)
     inverse = [perm.index(i) for i in range(len(perm))]
     updates = o.transpose(vb, inverse)
-    y2 = o.p(ix.scatter, y, _index_tuple(cols, batch), updates, axes=tuple(axes), mode="set")
+    y2 = lax.scatter(y, _index_tuple(cols, batch), updates, axes=tuple(axes), mode="set")
     if builtins.all(k == builtins.slice(None) for k in basic):
         return y2
     return _set_basic(x2, basic, y2)
@@ -577,5 +577,5 @@ def take_along_axis(x, indices, /, *, axis=-1):
     if ishape != out:
         ib = o.broadcast(ib, out, dims=tuple(range(nd)))
     cols = [o.reshape(ib if d == ax else o.iota(out, d, node.device), out + (1,)) for d in range(nd)]
-    coords = cols[0] if nd == 1 else o.p(sh.concatenate, *cols, axis=nd)
-    return wrap(renamed(o.p(ix.gather, xb, coords, axes=tuple(range(nd))), names))
+    coords = cols[0] if nd == 1 else lax.concatenate(*cols, axis=nd)
+    return wrap(renamed(lax.gather(xb, coords, axes=tuple(range(nd))), names))

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import operator
 
-from .._graph import bind
 from .._prims import reduce as rd
-from .._prims import shape as sh
 from ._core import (axis_of, broadcast_names, broadcast_shapes, broadcast_to_shape, cast,
                     check_devices, check_size, distinct, names_of, node_of, normalize_axis,
                     position_of, promote, renamed, wrap)
 from .elementwise import conj
+from .._prims import lax
 
 
 def _pair(name, x1, x2):
@@ -60,9 +59,9 @@ def matmul(x1, x2, /):
         a, b = renamed(a, None), renamed(b, None)
     va, vb = len(sa) == 1, len(sb) == 1
     if va:
-        a, sa = bind(sh.reshape, (a,), {"shape": (1,) + sa}), (1,) + sa
+        a, sa = lax.reshape(a, shape=(1,) + sa), (1,) + sa
     if vb:
-        b, sb = bind(sh.reshape, (b,), {"shape": sb + (1,)}), sb + (1,)
+        b, sb = lax.reshape(b, shape=sb + (1,)), sb + (1,)
     if sa[-1] != sb[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {x1.shape} @ {x2.shape}")
     batch = broadcast_shapes(sa[:-2], sb[:-2], name="matmul")
@@ -70,11 +69,11 @@ def matmul(x1, x2, /):
     a = broadcast_to_shape(a, batch + sa[-2:])
     b = broadcast_to_shape(b, batch + sb[-2:])
     nb = len(batch)
-    out = bind(rd.dot_general, (a, b), {"contract": ((nb + 1,), (nb,)),
-                                         "batch": (tuple(range(nb)), tuple(range(nb)))})
+    out = lax.dot_general(a, b, contract=((nb + 1,), (nb,)),
+                          batch=(tuple(range(nb)), tuple(range(nb))))
     shape = batch + (() if va else (sa[-2],)) + (() if vb else (sb[-1],))
     if out.aval.shape != shape:
-        out = bind(sh.reshape, (out,), {"shape": shape})
+        out = lax.reshape(out, shape=shape)
     return wrap(out if names is None else renamed(out, names))
 
 
@@ -102,7 +101,7 @@ def tensordot(x1, x2, /, *, axes=2):
                + tuple(n for j, n in enumerate(b.aval.shape) if j not in cb), a.aval.dtype, a.device)
     if a.aval.names is not None or b.aval.names is not None:
         _dot_names("tensordot", a, b, (ca, cb), ((), ()))
-    return wrap(bind(rd.dot_general, (a, b), {"contract": (ca, cb), "batch": ((), ())}))
+    return wrap(lax.dot_general(a, b, contract=(ca, cb), batch=((), ())))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -124,7 +123,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     if a.aval.dtype.kind == "c":
         a = conj(wrap(a))._node
     batch = tuple(i for i in range(len(shape)) if i != ax)
-    return wrap(bind(rd.dot_general, (a, b), {"contract": ((ax,), (ax,)), "batch": (batch, batch)}))
+    return wrap(lax.dot_general(a, b, contract=((ax,), (ax,)), batch=(batch, batch)))
 
 
 def matrix_transpose(x, /):
@@ -133,4 +132,4 @@ def matrix_transpose(x, /):
     if nd < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got {nd}")
     perm = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-    return wrap(bind(sh.transpose, (node,), {"perm": perm}))
+    return wrap(lax.transpose(node, perm=perm))

@@ -7,11 +7,8 @@ import operator
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import bind
-from .._prims import indexing as ix
-from .._prims import reduce as rd
-from .._prims import shape as sh
 from . import _ops as o
+from .._prims import lax
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
                     axes_of, axis_of, is_int, node_of, promote, renamed, unify, wrap)
 from ._core import fresh
@@ -20,7 +17,7 @@ from ._core import fresh
 def _reshape_node(node, shape):
     if node.aval.shape == shape:
         return node
-    return bind(sh.reshape, (node,), {"shape": shape})
+    return lax.reshape(node, shape=shape)
 
 
 def reshape(x, /, shape, *, copy=None):
@@ -50,7 +47,7 @@ def permute_dims(x, /, axes):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
     if axes == tuple(range(x.ndim)):
         return fresh(x)
-    return wrap(bind(sh.transpose, (node,), {"perm": axes}))
+    return wrap(lax.transpose(node, perm=axes))
 
 
 def broadcast_to(x, /, shape):
@@ -114,7 +111,7 @@ def concat(arrays, /, *, axis=0):
             raise ValueError(f"concat: shapes {[m.aval.shape for m in nodes]} differ off axis {ax}")
     if len(nodes) == 1:
         return wrap(nodes[0])
-    return wrap(bind(sh.concatenate, tuple(nodes), {"axis": ax}))
+    return wrap(lax.concatenate(*nodes, axis=ax))
 
 
 def stack(arrays, /, *, axis=0):
@@ -129,7 +126,7 @@ def stack(arrays, /, *, axis=0):
         names = unify("stack", [n.aval.names for n in nodes])   # the new axis is unnamed
         names = names[:ax] + (None,) + names[ax:]
     parts = [_reshape_node(n, new) for n in nodes]
-    out = parts[0] if len(parts) == 1 else bind(sh.concatenate, tuple(parts), {"axis": ax})
+    out = parts[0] if len(parts) == 1 else lax.concatenate(*parts, axis=ax)
     return wrap(out if names is None else renamed(out, names))
 
 
@@ -169,7 +166,7 @@ def flip(x, /, *, axis=None):
     axes = axes_of("flip", x, axis)
     if not axes:
         return fresh(x)
-    return wrap(bind(sh.reverse, (node,), {"dims": axes}))
+    return wrap(lax.reverse(node, dims=axes))
 
 
 def moveaxis(x, source, destination, /):
@@ -275,8 +272,8 @@ def _repeat(x, repeats, axis):
     counts = o.broadcast(o.reshape(cast(rn, o.index_dtype()), (math.prod(rn.aval.shape),)), (n,))
     if n == 0:
         return wrap(node)
-    total, smallest = o.concrete(o.p(rd.reduce_sum, counts, axes=(0,)),
-                                 o.p(rd.reduce_min, counts, axes=(0,)), keep=(counts,))
+    total, smallest = o.concrete(lax.reduce_sum(counts, axes=(0,)),
+                                 lax.reduce_min(counts, axes=(0,)), keep=(counts,))
     if smallest < 0:
         raise ValueError("repeat: repeats must be non-negative")
     total = builtins.int(total)
@@ -286,8 +283,8 @@ def _repeat(x, repeats, axis):
         return wrap(o.const(0, out_shape, node.aval.dtype, dev))
     # source[j] = number of cumulative ends <= j: scatter-add a 1 at each end, then cumsum
     ends = o.reshape(o.cumsum(counts, 0), (n, 1))
-    marks = o.p(ix.scatter, o.const(0, (total,), o.index_dtype(), dev), ends,
-                o.const(1, (n,), o.index_dtype(), dev), axes=(0,), mode="add")
+    marks = lax.scatter(o.const(0, (total,), o.index_dtype(), dev), ends,
+                        o.const(1, (n,), o.index_dtype(), dev), axes=(0,), mode="add")
     source = o.cumsum(marks, 0)
     return wrap(o.take_axis(node, source, ax))
 

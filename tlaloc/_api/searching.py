@@ -5,9 +5,8 @@ import math
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._prims import elementwise as ew
-from .._prims import reduce as rd
 from . import _ops as o
+from .._prims import lax
 from ._core import (broadcast_shapes, cast, check_bool, check_devices, check_size, is_scalar,
                     axes_of, axis_of, check_names, node_of, renamed, result_dtype, scalar_node, wrap)
 
@@ -34,15 +33,15 @@ def _arg_extremum(name, prim):
             raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
         full = node.aval.shape
         others = tuple(d for d in range(len(full)) if d != ax)
-        best = o.broadcast(o.p(prim, node, axes=(ax,)), full, dims=others)
+        best = o.broadcast(prim(node, axes=(ax,)), full, dims=others)
         hit = o.compare(node, best, "EQ")
         if node.aval.dtype.kind == "f":
             # max/min propagate NaN, so a NaN anywhere makes the NaNs the hits: the first
             # NaN wins, as in NumPy
-            hit = o.p(ew.bitwise_or, hit, o.isnan(node))
+            hit = lax.bitwise_or(hit, o.isnan(node))
         position = o.iota(full, ax, node.device)
         candidate = o.select(hit, position, o.const_like(position, n))
-        out = o.p(rd.reduce_min, candidate, axes=(ax,))
+        out = lax.reduce_min(candidate, axes=(ax,))
         if keepdims:
             out = renamed(o.reshape(out, (1,) * len(shape) if axis is None else
                                     tuple(1 if d == ax else m for d, m in enumerate(shape))),
@@ -52,8 +51,8 @@ def _arg_extremum(name, prim):
     return fn
 
 
-argmax = _arg_extremum("argmax", rd.reduce_max)
-argmin = _arg_extremum("argmin", rd.reduce_min)
+argmax = _arg_extremum("argmax", lax.reduce_max)
+argmin = _arg_extremum("argmin", lax.reduce_min)
 argmax.__doc__ = ("The index of the first maximal element along `axis` (of the flattened array "
                   "when axis is None). A NaN is the maximum: the first NaN's index is returned.")
 argmin.__doc__ = ("The index of the first minimal element along `axis` (of the flattened array "
@@ -96,7 +95,7 @@ def _before(a, b):
     lt = o.compare(a, b, "LT")
     if a.aval.dtype.kind != "f":
         return lt
-    return o.p(ew.bitwise_or, lt, o.p(ew.bitwise_and, o.isnan(b), o.logical_not(o.isnan(a))))
+    return lax.bitwise_or(lt, lax.bitwise_and(o.isnan(b), o.logical_not(o.isnan(a))))
 
 
 def search(sorted_node, values, side):
@@ -113,15 +112,15 @@ def search(sorted_node, values, side):
     one = o.const(1, shape, idx, dev)
     for _ in range(n.bit_length()):
         active = o.compare(lo, hi, "LT")
-        mid = o.p(ew.shift_right_logical, o.p(ew.add, lo, hi), one)
+        mid = lax.shift_right_logical(lax.add(lo, hi), one)
         pivot = o.take_axis(sorted_node, mid, 0)
         if side == "left":
             right = _before(pivot, values)               # pivot < v: go right
         else:
             right = o.logical_not(_before(values, pivot))  # pivot <= v: go right
-        go_right = o.p(ew.bitwise_and, active, right)
-        go_left = o.p(ew.bitwise_and, active, o.logical_not(right))
-        lo = o.select(go_right, o.p(ew.add, mid, one), lo)
+        go_right = lax.bitwise_and(active, right)
+        go_left = lax.bitwise_and(active, o.logical_not(right))
+        lo = o.select(go_right, lax.add(mid, one), lo)
         hi = o.select(go_left, mid, hi)
     return lo
 

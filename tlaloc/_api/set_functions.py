@@ -13,12 +13,10 @@ from typing import NamedTuple
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._prims import elementwise as ew
-from .._prims import indexing as ix
-from .._prims import reduce as rd
 from . import _ops as o
 from ._core import cast, check_devices, is_scalar, node_of, result_dtype, scalar_node, wrap
 from .searching import search
+from .._prims import lax
 
 
 class UniqueAllResult(NamedTuple):
@@ -64,11 +62,11 @@ def _unique(name, x, *, indices=False, inverse=False, counts=False):
         out_indices = o.take_axis(perm, starts, 0) if k != n else perm
     if counts:
         ends = o.concat([o.slice_axis(starts, 0, 1, k), o.const(n, (1,), idx, dev)], 0)
-        out_counts = o.p(ew.subtract, ends, starts)
+        out_counts = lax.subtract(ends, starts)
     if inverse:
-        group = o.p(ew.subtract, o.cumsum(cast(first, idx), 0), o.const(1, (n,), idx, dev))
-        scattered = o.p(ix.scatter, o.const(0, (n,), idx, dev), o.reshape(perm, (n, 1)), group,
-                        axes=(0,), mode="set")
+        group = lax.subtract(o.cumsum(cast(first, idx), 0), o.const(1, (n,), idx, dev))
+        scattered = lax.scatter(o.const(0, (n,), idx, dev), o.reshape(perm, (n, 1)), group,
+                                axes=(0,), mode="set")
         out_inverse = o.reshape(scattered, shape)
     return tuple(None if v is None else wrap(v)
                  for v in (values, out_indices, out_inverse, out_counts))
@@ -116,7 +114,7 @@ def isin(x1, x2, /, *, invert=False):
         wide = shape + (m,)
         eq = o.compare(o.broadcast(a, wide, dims=tuple(range(len(shape)))),
                        o.broadcast(b, wide, dims=(len(shape),)), "EQ")
-        found = o.p(rd.reduce_max, eq, axes=(len(shape),))
+        found = lax.reduce_max(eq, axes=(len(shape),))
     else:
         ordered = o.sort_keys([b], 0)
         position = search(ordered, a, "left")

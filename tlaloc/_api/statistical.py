@@ -6,11 +6,7 @@ import builtins
 import math
 
 from .. import _dtypes as dt
-from .._graph import bind
-from .._prims import elementwise as ew
 from .._prims import lax
-from .._prims import reduce as rd
-from .._prims import shape as sh
 from . import _ops as o
 from ._core import (axes_of, axis_of, cast, check_bool, constant, keep_dims, node_of, reduction,
                     wrap)
@@ -46,8 +42,8 @@ def _sum_like(name, prim):
     return fn
 
 
-sum = _sum_like("sum", rd.reduce_sum)
-prod = _sum_like("prod", rd.reduce_prod)
+sum = _sum_like("sum", lax.reduce_sum)
+prod = _sum_like("prod", lax.reduce_prod)
 
 
 def _extremum(name, prim):
@@ -64,8 +60,8 @@ def _extremum(name, prim):
     return fn
 
 
-max = _extremum("max", rd.reduce_max)
-min = _extremum("min", rd.reduce_min)
+max = _extremum("max", lax.reduce_max)
+min = _extremum("min", lax.reduce_min)
 
 
 def _inexact_node(name, x):
@@ -80,14 +76,14 @@ def mean(x, /, *, axis=None, keepdims=False):
     axes = axes_of("mean", x, axis)
     check_bool("mean", keepdims, "keepdims")
     count = math.prod(x.shape[a] for a in axes)
-    total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
+    total = lax.reduce_sum(node, axes=axes) if axes else node
     if total.aval.dtype.kind == "c":
         # each part over the real count: a complex division by count + 0j makes inf * 0
         # terms ((a + inf j) / 2 would be nan + inf j)
         n = constant(float(count), (), dt.real_of(total.aval.dtype), node.device)
         out = lax.complex(lax.divide(lax.real(total), n), lax.divide(lax.imag(total), n))
     else:
-        out = bind(ew.divide, (total, constant(float(count), (), total.aval.dtype, node.device)), {})
+        out = lax.divide(total, constant(float(count), (), total.aval.dtype, node.device))
     return wrap(keep_dims(out, x.shape, axes, keepdims, node.aval.names))
 
 
@@ -109,17 +105,18 @@ def _variance(name, x, axis, correction, keepdims, root):
     check_bool(name, keepdims, "keepdims")
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
     count = math.prod(shape[a] for a in axes)
-    total = bind(rd.reduce_sum, (node,), {"axes": axes}) if axes else node
-    mu = bind(ew.divide, (total, constant(float(count), total.aval.shape, d, dev)), {})
-    mu_full = bind(sh.broadcast_in_dim, (mu,), {"shape": shape, "dims": tuple(i for i in range(len(shape)) if i not in axes)})
-    dev_sq = bind(ew.subtract, (node, mu_full), {})
-    dev_sq = bind(ew.multiply, (dev_sq, dev_sq), {})
-    ss = bind(rd.reduce_sum, (dev_sq,), {"axes": axes}) if axes else dev_sq
+    total = lax.reduce_sum(node, axes=axes) if axes else node
+    mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev))
+    mu_full = lax.broadcast_in_dim(mu, shape=shape,
+                                   dims=tuple(i for i in range(len(shape)) if i not in axes))
+    dev_sq = lax.subtract(node, mu_full)
+    dev_sq = lax.multiply(dev_sq, dev_sq)
+    ss = lax.reduce_sum(dev_sq, axes=axes) if axes else dev_sq
     # the standard: count - correction <= 0 gives NaN (NumPy gives inf, or -0 when empty)
     denom = float(count - correction) if count - correction > 0 else math.nan
-    out = bind(ew.divide, (ss, constant(denom, ss.aval.shape, d, dev)), {})
+    out = lax.divide(ss, constant(denom, ss.aval.shape, d, dev))
     if root:
-        out = bind(ew.sqrt, (out,), {})
+        out = lax.sqrt(out)
     return wrap(keep_dims(out, shape, axes, keepdims, node.aval.names))
 
 
@@ -146,7 +143,7 @@ def _cumulative(name, kind, x, axis, dtype, include_initial):
         identity = o.const(0 if kind == "sum" else 1, (), acc, node.device)
         nd = len(shape)
         low = tuple(1 if d == ax else 0 for d in range(nd))
-        out = o.p(sh.pad, out, identity, low=low, high=(0,) * nd, interior=(0,) * nd)
+        out = lax.pad(out, identity, low=low, high=(0,) * nd, interior=(0,) * nd)
     return wrap(out)
 
 

@@ -5,10 +5,8 @@ import builtins
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import bind
-from .._prims import elementwise as ew
-from .._prims import reduce as rd
 from . import _ops as o
+from .._prims import lax
 from ._core import (axes_of, axis_of, cast, check_bool, check_devices, constant, is_int, is_scalar,
                     node_of, reduction, result_dtype, scalar_node, wrap)
 
@@ -20,14 +18,14 @@ def _truth(name, prim):
         check_bool(name, keepdims, "keepdims")
         if node.aval.dtype is not dt.bool:
             zero = constant(0, node.aval.shape, node.aval.dtype, node.device)
-            node = bind(ew.compare, (node, zero), {"direction": "NE"})
+            node = lax.compare(node, zero, direction="NE")
         return reduction(prim, node, axes, keepdims)
     fn.__name__ = name
     return fn
 
 
-all = _truth("all", rd.reduce_min)
-any = _truth("any", rd.reduce_max)
+all = _truth("all", lax.reduce_min)
+any = _truth("any", lax.reduce_max)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
@@ -73,7 +71,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
         if d.kind == "b":
             cur = o.compare(hi, lo, "NE")
         else:
-            cur = o.p(ew.subtract, hi, lo)
+            cur = lax.subtract(hi, lo)
     return wrap(cur)
 
 

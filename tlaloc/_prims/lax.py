@@ -368,6 +368,10 @@ def svd(x, *, mode):
     return bind(_P["svd"], (x,), {"mode": mode})
 
 
+def threefry2x32(k0, k1, x0, x1, *, output):
+    return bind(_P["threefry2x32"], (k0, k1, x0, x1), {"output": output})
+
+
 def transpose(x, *, perm):
     return bind(_P["transpose"], (x,), {"perm": perm})
 
@@ -388,6 +392,10 @@ def custom_derivative_call(value, *args, rule, output=None):
 
 def stop_gradient(x):
     return bind(_P["stop_gradient"], (x,), {})
+
+
+def nondifferentiable(x, *, what):
+    return bind(_P["nondifferentiable"], (x,), {"what": what})
 
 
 def variable(x):

@@ -27,10 +27,8 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import bind
-from .._prims import elementwise as ew
-from .._prims import shape as sh
-from .._prims import threefry as _threefry
+from .._prims import lax
+from .._prims import threefry as _threefry  # noqa: F401  (declares threefry2x32)
 
 U32 = dt.uint32
 U64 = dt.uint64
@@ -43,11 +41,7 @@ BITS_DTYPES = (dt.uint8, dt.uint16, dt.uint32, dt.uint64)
 def const(value, dtype, device):
     """A 0-d constant (fixed by the algorithm); elementwise primitives take it beside
     operands of any shape."""
-    return bind(sh.constant, (), {"shape": (), "dtype": dtype, "value": value}, device)
-
-
-def p(prim, *nodes, **params):
-    return bind(prim, nodes, params)
+    return lax.constant(shape=(), dtype=dtype, value=value, device=device)
 
 
 class V:
@@ -76,58 +70,58 @@ class V:
 
     def _bin(self, prim, o, swap=False):
         a, b = self.n, self._lift(o)
-        return V(bind(prim, (b, a) if swap else (a, b), {}))
+        return V(prim(b, a) if swap else prim(a, b))
 
     def __add__(self, o):
-        return self._bin(ew.add, o)
+        return self._bin(lax.add, o)
 
     def __radd__(self, o):
-        return self._bin(ew.add, o, True)
+        return self._bin(lax.add, o, True)
 
     def __sub__(self, o):
-        return self._bin(ew.subtract, o)
+        return self._bin(lax.subtract, o)
 
     def __rsub__(self, o):
-        return self._bin(ew.subtract, o, True)
+        return self._bin(lax.subtract, o, True)
 
     def __mul__(self, o):
-        return self._bin(ew.multiply, o)
+        return self._bin(lax.multiply, o)
 
     def __rmul__(self, o):
-        return self._bin(ew.multiply, o, True)
+        return self._bin(lax.multiply, o, True)
 
     def __truediv__(self, o):
-        return self._bin(ew.divide, o)
+        return self._bin(lax.divide, o)
 
     def __rtruediv__(self, o):
-        return self._bin(ew.divide, o, True)
+        return self._bin(lax.divide, o, True)
 
     def __mod__(self, o):
-        return self._bin(ew.remainder, o)
+        return self._bin(lax.remainder, o)
 
     def __xor__(self, o):
-        return self._bin(ew.bitwise_xor, o)
+        return self._bin(lax.bitwise_xor, o)
 
     def __or__(self, o):
-        return self._bin(ew.bitwise_or, o)
+        return self._bin(lax.bitwise_or, o)
 
     def __and__(self, o):
-        return self._bin(ew.bitwise_and, o)
+        return self._bin(lax.bitwise_and, o)
 
     def __lshift__(self, o):
-        return self._bin(ew.shift_left, o)
+        return self._bin(lax.shift_left, o)
 
     def __rshift__(self, o):   # logical (the samplers shift unsigned words only)
-        return self._bin(ew.shift_right_logical, o)
+        return self._bin(lax.shift_right_logical, o)
 
     def __neg__(self):
-        return V(p(ew.negate, self.n))
+        return V(lax.negate(self.n))
 
     def __invert__(self):
-        return V(p(ew.bitwise_not, self.n))
+        return V(lax.bitwise_not(self.n))
 
     def cmp(self, o, direction):
-        return V(p(ew.compare, self.n, self._lift(o), direction=direction))
+        return V(lax.compare(self.n, self._lift(o), direction=direction))
 
     def __lt__(self, o):
         return self.cmp(o, "LT")
@@ -145,25 +139,25 @@ class V:
         return self.cmp(o, "EQ")
 
     def ap(self, prim, **params):
-        return V(p(prim, self.n, **params))
+        return V(prim(self.n, **params))
 
     def astype(self, dtype):
-        return self if self.dtype is dtype else V(p(ew.convert, self.n, dtype=dtype))
+        return self if self.dtype is dtype else V(lax.convert(self.n, dtype=dtype))
 
     def bitcast(self, dtype):
-        return V(p(ew.bitcast_convert, self.n, dtype=dtype))
+        return V(lax.bitcast_convert(self.n, dtype=dtype))
 
     def max(self, o):
-        return self._bin(ew.maximum, o)
+        return self._bin(lax.maximum, o)
 
     def min(self, o):
-        return self._bin(ew.minimum, o)
+        return self._bin(lax.minimum, o)
 
 
 def where(cond, a, b):
     """select(cond, a, b); one branch may be a Python number."""
     like = a if isinstance(a, V) else b
-    return V(p(ew.select, cond.n, like._lift(a), like._lift(b)))
+    return V(lax.select(cond.n, like._lift(a), like._lift(b)))
 
 
 # ----------------------------------------------------------------------------- the cipher
@@ -173,7 +167,7 @@ def threefry2x32(k0, k1, x0, x1, output="pair"):
     (None: zero high words), x1; output "xor", "wide" or "pair" (see _prims/threefry.py)."""
     if x0 is None:
         x0 = const(0, U32, x1.device)
-    return bind(_threefry.threefry2x32, (k0, k1, x0, x1), {"output": output})
+    return lax.threefry2x32(k0, k1, x0, x1, output=output)
 
 
 def pair_words(pair):
@@ -182,8 +176,8 @@ def pair_words(pair):
     nd = len(shape)
     out = []
     for i in (0, 1):
-        s = p(sh.slice, pair, start=(0,) * nd + (i,), limit=shape + (i + 1,), strides=(1,) * (nd + 1))
-        out.append(p(sh.reshape, s, shape=shape))
+        s = lax.slice(pair, start=(0,) * nd + (i,), limit=shape + (i + 1,), strides=(1,) * (nd + 1))
+        out.append(lax.reshape(s, shape=shape))
     return out
 
 
@@ -239,23 +233,23 @@ def key_words(name, k, argname="key"):
         hint = "; index the result of split, keys[i], for one key" if k.shape[-1:] == (2,) else ""
         raise ValueError(f"{name}: {argname} must have shape (2,), got {k.shape}{hint}")
     n = k._node
-    w0 = p(sh.reshape, p(sh.slice, n, start=(0,), limit=(1,), strides=(1,)), shape=())
-    w1 = p(sh.reshape, p(sh.slice, n, start=(1,), limit=(2,), strides=(1,)), shape=())
+    w0 = lax.reshape(lax.slice(n, start=(0,), limit=(1,), strides=(1,)), shape=())
+    w1 = lax.reshape(lax.slice(n, start=(1,), limit=(2,), strides=(1,)), shape=())
     return w0, w1
 
 
 def _stack_words(y0, y1):
     """Two uint32 nodes of one shape -> an Array of that shape + (2,)."""
     shape = y0.aval.shape
-    parts = [p(sh.reshape, y, shape=shape + (1,)) for y in (y0, y1)]
-    return Array._from_node(p(sh.concatenate, *parts, axis=len(shape)))
+    parts = [lax.reshape(y, shape=shape + (1,)) for y in (y0, y1)]
+    return Array._from_node(lax.concatenate(*parts, axis=len(shape)))
 
 
 def counters(size, device):
     """The counter words (hi or None, lo) of flat indices 0..size-1 (shape (size,))."""
     if size < 1 << 32:
-        return None, bind(sh.iota, (), {"shape": (size,), "dtype": U32, "dim": 0}, device)
-    i = V(bind(sh.iota, (), {"shape": (size,), "dtype": U64, "dim": 0}, device))
+        return None, lax.iota(shape=(size,), dtype=U32, dim=0, device=device)
+    i = V(lax.iota(shape=(size,), dtype=U64, dim=0, device=device))
     return (i >> 32).astype(U32).n, (i & _MASK32).astype(U32).n
 
 
@@ -269,7 +263,7 @@ def cipher(words, shape, output):
     hi, lo = counters(math.prod(shape), k0.device)
     out = threefry2x32(k0, k1, hi, lo, output)
     full = shape + ((2,) if output == "pair" else ())
-    return out if out.aval.shape == full else p(sh.reshape, out, shape=full)
+    return out if out.aval.shape == full else lax.reshape(out, shape=full)
 
 
 def blocks(words, shape):
@@ -282,7 +276,7 @@ def bits_node(words, shape, dtype):
     if dtype is U64:
         return cipher(words, shape, "wide")
     x = cipher(words, shape, "xor")
-    return x if dtype is U32 else p(ew.convert, x, dtype=dtype)
+    return x if dtype is U32 else lax.convert(x, dtype=dtype)
 
 
 def split(key, num=2) -> Array:

@@ -20,15 +20,11 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import bind
-from .._prims import elementwise as ew
-from .._prims import shape as sh
-from .._prims import special as sp
 from .._api import _ops
 from .._api._core import axis_of, broadcast_to_shape, renamed
-from . import _core
-from ._core import U32, U64, V, bits_node, blocks, key_words, p, where
+from ._core import U32, U64, V, bits_node, blocks, key_words, where
 from ._params import Params, finish, float_dtype, parse_shape
+from .._prims import lax
 
 _MANT = {dt.float16: 10, dt.bfloat16: 7, dt.float32: 23, dt.float64: 52}
 _UINT = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
@@ -61,9 +57,9 @@ def _bc(x, shape):
 def _row(x, i):
     """Row i of a V of shape (R, *rest), as shape rest."""
     rest = x.shape[1:]
-    s = p(sh.slice, x.n, start=(i,) + (0,) * len(rest), limit=(i + 1,) + rest,
-          strides=(1,) * (len(rest) + 1))
-    return V(p(sh.reshape, s, shape=rest))
+    s = lax.slice(x.n, start=(i,) + (0,) * len(rest), limit=(i + 1,) + rest,
+                  strides=(1,) * (len(rest) + 1))
+    return V(lax.reshape(s, shape=rest))
 
 
 def subkeys(words, n):
@@ -71,8 +67,8 @@ def subkeys(words, n):
     y0, y1 = blocks(words, (n,))
     out = []
     for i in range(n):
-        out.append(tuple(p(sh.reshape, p(sh.slice, y, start=(i,), limit=(i + 1,), strides=(1,)),
-                           shape=()) for y in (y0, y1)))
+        out.append(tuple(lax.reshape(lax.slice(y, start=(i,), limit=(i + 1,), strides=(1,)),
+                                     shape=()) for y in (y0, y1)))
     return out
 
 
@@ -113,7 +109,7 @@ def _normal_from_unit(f):
     lo = np.nextafter(np.array(-1.0, d.numpy), np.array(0.0, d.numpy))
     span = np.array(1.0, d.numpy) - lo
     u = (f * builtins.float(span) + builtins.float(lo)).max(builtins.float(lo))
-    return u.ap(sp.erf_inv) * builtins.float(np.array(_SQRT2, d.numpy))
+    return u.ap(lax.erf_inv) * builtins.float(np.array(_SQRT2, d.numpy))
 
 
 def _check_key(name, key):
@@ -184,7 +180,7 @@ def exponential(key, shape=None, dtype=None, *, scale=1.0) -> Array:
     _positive("exponential", ps, "scale")
     d = float_dtype("exponential", dtype, scale)
     cd = _compute(d)
-    x = (-(-unit(words, shape, cd)).ap(ew.log1p)).astype(d)
+    x = (-(-unit(words, shape, cd)).ap(lax.log1p)).astype(d)
     return finish(_affine(x, ps, shape).n, names, ps.names)
 
 
@@ -201,7 +197,7 @@ def _gumbel(words, shape, cd):
     tiny = builtins.float(np.finfo(cd.numpy).tiny)
     f = unit(words, shape, cd)
     u = (f * (1.0 - tiny) + tiny).max(tiny)
-    return -(-u.ap(ew.log)).ap(ew.log)
+    return -(-u.ap(lax.log)).ap(lax.log)
 
 
 def laplace(key, shape=None, dtype=None, *, loc=0.0, scale=1.0) -> Array:
@@ -213,7 +209,7 @@ def laplace(key, shape=None, dtype=None, *, loc=0.0, scale=1.0) -> Array:
     lo = -1.0 + builtins.float(np.finfo(cd.numpy).epsneg)
     f = unit(words, shape, cd)
     u = (f * (1.0 - lo) + lo).max(lo)
-    x = (u.ap(ew.sign) * (-u.ap(ew.abs)).ap(ew.log1p)).astype(d)
+    x = (u.ap(lax.sign) * (-u.ap(lax.abs)).ap(lax.log1p)).astype(d)
     return finish(_affine(x, ps, shape).n, names, ps.names)
 
 
@@ -245,7 +241,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None) -> Array:
     z = V(xp.special.ndtri(Array._from_node(u.n))._node)
     z = where(flip, -z, z)
     inf = math.inf
-    z = z.max(V(p(ew.nextafter, a.n, a.c(inf).n))).min(V(p(ew.nextafter, b.n, b.c(-inf).n)))
+    z = z.max(V(lax.nextafter(a.n, a.c(inf).n))).min(V(lax.nextafter(b.n, b.c(-inf).n)))
     return finish(z.astype(d).n, names, ps.names)
 
 
@@ -263,19 +259,15 @@ def bernoulli(key, p=0.5, shape=None) -> Array:
         if not 0.0 <= pv <= 1.0:
             raise ValueError(f"bernoulli: p must be in [0, 1], got {pv}")
         if pv == 1:     # certain: 2**64 does not fit the threshold
-            return finish(bind(sh.constant, (), {"shape": shape, "dtype": dt.bool, "value": True},
-                               device), names)
+            return finish(lax.constant(shape=shape, dtype=dt.bool, value=True, device=device),
+                          names)
         t = builtins.int(fractions.Fraction(pv) * (1 << 64))
         out = b < V(_scalar_input(t, U64, device))
         return finish(out.n, names)
     pa = V(ps.node("p", dt.float64, shape))
     t = (pa * 18446744073709551616.0).astype(U64)
-    out = V(p_(ew.bitwise_or, (b < t).n, (pa >= 1.0).n))
+    out = V(lax.bitwise_or((b < t).n, (pa >= 1.0).n))
     return finish(out.n, names, ps.names)
-
-
-def p_(prim, *nodes, **params):
-    return bind(prim, nodes, params)
 
 
 def _scalar_input(value, dtype, device):
@@ -333,7 +325,7 @@ def integers(key, low, high=None, shape=None, dtype=None) -> Array:
         if ps.is_static(k):
             v = (builtins.int(ps.static(k)) + bias) % (1 << 64)
             return V(_scalar_input(v, U64, device))
-        return _bc(_ordered_u64(V(_core.p(ew.convert, ps.values[k]._node, dtype=d))
+        return _bc(_ordered_u64(V(lax.convert(ps.values[k]._node, dtype=d))
                                 if ps.values[k].dtype is not d else V(ps.values[k]._node),
                                 d.kind), shape)
 
@@ -370,7 +362,7 @@ def _offset(words, shape, span, rounds):
         x = _row(b, rounds - 1)
         for r in reversed(range(rounds - 1)):
             c = _row(b, r)
-            x = where(V(p_(ew.bitwise_or, rem.eq(0).n, (c < limit).n)), c, x)
+            x = where(V(lax.bitwise_or(rem.eq(0).n, (c < limit).n)), c, x)
     safe = where(span.eq(0), span.c(1), span)
     return where(span.eq(0), x, x % safe)
 
@@ -422,14 +414,13 @@ def _shuffled_iota(words, n, device):
 
 def _stable_argsort_u32(keys, device):
     """The stable ascending permutation of a 1-d uint32 node (int64)."""
-    from .._prims import sort as so
     n = keys.aval.shape[0]
     pos = _ops.iota((n,), 0, device, dt.int64)
     if n >= 1 << 32:
-        return p_(so.sort, keys, pos, dimension=0, num_keys=1, descending=False, output=1)
+        return lax.sort(keys, pos, dimension=0, num_keys=1, descending=False, output=1)
     # (key, position) packed in one uint64: sorting it is the stable sort by key
     packed = (V(keys).astype(U64) << 32) | V(pos).bitcast(U64)
-    ordered = V(p_(so.sort, packed.n, dimension=0, num_keys=1, descending=False, output=0))
+    ordered = V(lax.sort(packed.n, dimension=0, num_keys=1, descending=False, output=0))
     return (ordered & 0xFFFFFFFF).bitcast(dt.int64).n
 
 
@@ -496,7 +487,7 @@ def choice(key, a, shape=None, replace=True, p=None, axis=0) -> Array:
     elif p is None:
         perm = _shuffled_iota(words, n, device)
         idx = Array._from_node(_ops.reshape(
-            p_(sh.slice, perm, start=(0,), limit=(m,), strides=(1,)), sizes))
+            lax.slice(perm, start=(0,), limit=(m,), strides=(1,)), sizes))
     elif replace:
         cdf = xp.cumulative_sum(p)
         total = cdf[-1]
@@ -535,26 +526,26 @@ def _log_gamma_sample(words, a, shape, cd):
     boost = a < 1.0
     alpha = where(boost, a + 1.0, a)
     dd = alpha - 1.0 / 3.0
-    c = (1.0 / 3.0) / dd.ap(ew.sqrt)
-    log_d = dd.ap(ew.log)
+    c = (1.0 / 3.0) / dd.ap(lax.sqrt)
+    log_d = dd.ap(lax.log)
     un_all, ua_all = unit_words(words, full, cd, 2)
     out = done = None
     for r in range(R):
         z = _normal_from_unit(_row(un_all, r))
         v = 1.0 + c * z
         v3 = v * v * v
-        log_v3 = v3.ap(ew.log)
+        log_v3 = v3.ap(lax.log)
         u = 1.0 - _row(ua_all, r)                      # in (0, 1]
-        ok = V(p_(ew.bitwise_and, (v3 > 0.0).n,
-                  (u.ap(ew.log) < z * z * 0.5 + dd - dd * v3 + dd * log_v3).n))
+        ok = V(lax.bitwise_and((v3 > 0.0).n,
+                  (u.ap(lax.log) < z * z * 0.5 + dd - dd * v3 + dd * log_v3).n))
         logx = log_d + log_v3
         if out is None:
             out, done = logx, ok
         else:
             out = where(done, out, logx)                # the last proposal if none is accepted
-            done = V(p_(ew.bitwise_or, done.n, ok.n))
+            done = V(lax.bitwise_or(done.n, ok.n))
     ub = _row(un_all, R)
-    lb = (1.0 - ub).ap(ew.log) / where(boost, a, a.c(1.0))
+    lb = (1.0 - ub).ap(lax.log) / where(boost, a, a.c(1.0))
     out = out + where(boost, lb, lb.c(0.0))
     return where(a > 0.0, out, out.c(math.nan))
 
@@ -562,24 +553,22 @@ def _log_gamma_sample(words, a, shape, cd):
 def _first_accepted(ok, values, rounds):
     """values at the first row r < rounds of `ok` that holds (the last row r = rounds - 1
     when none does), for (rows, *shape) operands."""
-    from .._prims import reduce as rd
     full = ok.shape
     r = V(_ops.iota(full, 0, ok.n.device, dt.int32))
-    first = V(p_(rd.reduce_min, where(ok, r, r.c(rounds - 1)).n, axes=(0,)))
+    first = V(lax.reduce_min(where(ok, r, r.c(rounds - 1)).n, axes=(0,)))
     pick = r.eq(_bc_rows(first, full))
-    return V(p_(rd.reduce_sum, where(pick, values, values.c(0.0)).n, axes=(0,)))
+    return V(lax.reduce_sum(where(pick, values, values.c(0.0)).n, axes=(0,)))
 
 
 def _bc_rows(x, full):
     """A V of shape full[1:] broadcast along a new leading axis to `full`."""
-    return V(p_(sh.broadcast_in_dim, x.n, shape=tuple(full), dims=tuple(range(1, len(full)))))
+    return V(lax.broadcast_in_dim(x.n, shape=tuple(full), dims=tuple(range(1, len(full)))))
 
 
 def _no_derivative(name, k, node):
     """`node`, marked: a derivative with respect to it raises (it has none here)."""
-    from .._prims import autodiff as adp
-    return p_(adp.nondifferentiable, node,
-              what=f"tlaloc.random.{name}: the samples have no derivative with respect to {k} "
+    return lax.nondifferentiable(
+        node, what=f"tlaloc.random.{name}: the samples have no derivative with respect to {k} "
                    "(implicit reparameterization is not implemented)")
 
 
@@ -608,7 +597,7 @@ def gamma(key, a, shape=None, dtype=None, *, scale=1.0) -> Array:
     d = float_dtype("gamma", dtype, a, scale)
     cd = _compute(d)
     an = _shape_parameter("gamma", "a", ps, cd, shape)
-    x = _log_gamma_sample(words, an, shape, cd).ap(ew.exp).astype(d)
+    x = _log_gamma_sample(words, an, shape, cd).ap(lax.exp).astype(d)
     return finish(_affine(x, ps, shape).n, names, ps.names)
 
 
@@ -625,11 +614,11 @@ def beta(key, a, b, shape=None, dtype=None) -> Array:
     rows = []
     for k in ("a", "b"):
         n = broadcast_to_shape(_shape_parameter("beta", k, ps, cd, shape).n, tuple(shape))
-        rows.append(p_(sh.reshape, n, shape=(1,) + tuple(shape)))
-    lg = _log_gamma_sample(words, V(p_(sh.concatenate, *rows, axis=0)), both, cd)
+        rows.append(lax.reshape(n, shape=(1,) + tuple(shape)))
+    lg = _log_gamma_sample(words, V(lax.concatenate(*rows, axis=0)), both, cd)
     la, lb = _row(lg, 0), _row(lg, 1)
     m = la.max(lb)
-    ga, gb = (la - m).ap(ew.exp), (lb - m).ap(ew.exp)
+    ga, gb = (la - m).ap(lax.exp), (lb - m).ap(lax.exp)
     return finish((ga / (ga + gb)).astype(d).n, names, ps.names)
 
 
@@ -657,7 +646,7 @@ def dirichlet(key, alpha, shape=None, dtype=None) -> Array:
     cd = _compute(d)
     full = tuple(sizes) + alpha.shape[-1:]
     an = _no_derivative("dirichlet", "alpha", alpha._node)
-    an = V(broadcast_to_shape(_core.p(ew.convert, an, dtype=cd) if alpha.dtype is not cd else an, full))
+    an = V(broadcast_to_shape(lax.convert(an, dtype=cd) if alpha.dtype is not cd else an, full))
     lg = Array._from_node(_log_gamma_sample(words, an, full, cd).n)
     lg = lg - xp.max(lg, axis=-1, keepdims=True)
     e = xp.exp(lg)
@@ -745,7 +734,7 @@ def poisson(key, lam, shape=None, dtype=None) -> Array:
         k = _poisson_small(k_small, lamv, shape, steps) if lv < POISSON_SMALL \
             else _poisson_large(k_large, lamv, shape)
     else:
-        small = _poisson_small(k_small, V(p_(ew.minimum, lamv.n, lamv.c(POISSON_SMALL).n)), shape)
+        small = _poisson_small(k_small, V(lax.minimum(lamv.n, lamv.c(POISSON_SMALL).n)), shape)
         large = _poisson_large(k_large, lamv.max(POISSON_SMALL), shape)
         k = where(lamv < POISSON_SMALL, small, large)
         k = where(lamv >= 0.0, k, k.c(-1.0))
@@ -761,7 +750,7 @@ def _poisson_small(words, lam, shape, steps=POISSON_STEPS):
     """The inverse CDF by sequential search: the number of k < steps with F(k) <= u."""
     y0, _ = blocks(words, tuple(shape))
     u = _u32_unit(V(y0))
-    term = (-lam).ap(ew.exp)
+    term = (-lam).ap(lax.exp)
     cdf = term
     count = (u >= cdf).astype(dt.float64)
     for k in range(1, steps):
@@ -779,8 +768,8 @@ def _log_factorial(k):
     r = 1.0 / w
     r2 = r * r
     series = r * (1.0 / 12 + r2 * (-1.0 / 360 + r2 * (1.0 / 1260 + r2 * (-1.0 / 1680 + r2 * (1.0 / 1188)))))
-    stirling = (w - 0.5) * w.ap(ew.log) - w + 0.5 * math.log(2 * math.pi) + series
-    shift = (z * (z + 1.0) * (z + 2.0) * (z + 3.0) * (z + 4.0) * (z + 5.0)).ap(ew.log)
+    stirling = (w - 0.5) * w.ap(lax.log) - w + 0.5 * math.log(2 * math.pi) + series
+    shift = (z * (z + 1.0) * (z + 2.0) * (z + 3.0) * (z + 4.0) * (z + 5.0)).ap(lax.log)
     return stirling - shift
 
 
@@ -792,21 +781,21 @@ def _poisson_large(words, lam, shape):
     y0, y1 = blocks(words, full)
     U = _u32_unit(V(y0)) - 0.5
     Vv = _u32_unit(V(y1))
-    slam = lam.ap(ew.sqrt)
-    loglam = lam.ap(ew.log)
+    slam = lam.ap(lax.sqrt)
+    loglam = lam.ap(lax.log)
     b = 0.931 + 2.53 * slam
     a = -0.059 + 0.02483 * b
     invalpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2.0)
     lam_f, loglam_f, a_f, b_f = (_bc(x, full) for x in (lam, loglam, a, b))
     inv_f, vr_f = _bc(invalpha, full), _bc(vr, full)
-    us = 0.5 - U.ap(ew.abs)
-    k = ((2.0 * a_f / us + b_f) * U + lam_f + 0.43).ap(ew.floor)
-    quick = V(p_(ew.bitwise_and, (us >= 0.07).n, (Vv <= vr_f).n))
-    reject = V(p_(ew.bitwise_or, (k < 0.0).n,
-                  p_(ew.bitwise_and, (us < 0.013).n, (Vv > us).n)))
-    lhs = (Vv * inv_f / (a_f / (us * us) + b_f)).ap(ew.log)
+    us = 0.5 - U.ap(lax.abs)
+    k = ((2.0 * a_f / us + b_f) * U + lam_f + 0.43).ap(lax.floor)
+    quick = V(lax.bitwise_and((us >= 0.07).n, (Vv <= vr_f).n))
+    reject = V(lax.bitwise_or((k < 0.0).n,
+                  lax.bitwise_and((us < 0.013).n, (Vv > us).n)))
+    lhs = (Vv * inv_f / (a_f / (us * us) + b_f)).ap(lax.log)
     rhs = -lam_f + k * loglam_f - _log_factorial(k.max(0.0))
-    ok = V(p_(ew.bitwise_or, quick.n,
-              p_(ew.bitwise_and, p_(ew.bitwise_not, reject.n), (lhs <= rhs).n)))
+    ok = V(lax.bitwise_or(quick.n,
+              lax.bitwise_and(lax.bitwise_not(reject.n), (lhs <= rhs).n)))
     return _first_accepted(ok, k, R)

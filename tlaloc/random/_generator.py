@@ -14,14 +14,14 @@ import secrets
 from .._array import Array
 from .._state import State
 from . import _core, _distributions
-from ._core import key_words, p
-from .._prims import shape as sh
+from ._core import key_words
+from .._prims import lax
 
 
 def _row(pair, i):
     """Row i of a (2, 2) node, shape (2,)."""
-    s = p(sh.slice, pair, start=(i, 0), limit=(i + 1, 2), strides=(1, 1))
-    return p(sh.reshape, s, shape=(2,))
+    s = lax.slice(pair, start=(i, 0), limit=(i + 1, 2), strides=(1, 1))
+    return lax.reshape(s, shape=(2,))
 
 
 class Generator:
