@@ -562,8 +562,11 @@ KNOWN = {
                "reads it as zero on the interpreter (DAZ), not compiled"
        for n in ("sin", "sinh") for d in COMPLEX},
     **{(n, d): _COMPLEX_OP for n in ("atan", "atanh", "acos", "acosh", "log", "sign", "rsqrt",
-                                     "logistic", "divide", "multiply", "power")
+                                     "logistic", "power")
        for d in COMPLEX},
+    **{("multiply", d): "the sign of an imaginary part that underflows to zero: XLA:CPU "
+                        "contracts a*d + b*c into a fused multiply-add, which keeps the sign of "
+                        "the exact sum (docs/precision.md, FMA)" for d in COMPLEX},
     ("convert", "bfloat16->bool"): _BF16_SUB,
     ("remainder", "bfloat16"): _BF16_SUB,
     ("sign", "bfloat16"): _BF16_SUB + "; XLA's bfloat16 sign(-0) is +0",

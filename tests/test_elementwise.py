@@ -809,6 +809,37 @@ def test_complex_nonfinite_components(tier, dtype):
     run_checks(cases)
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_division_matches_numpy(tier, dtype):
+    """z / w by Smith's method on both backends, as NumPy: every pair of parts from 0, -0, 1,
+    -2.5, 1e-30, 3.4e38, 1e300, +-inf, nan (XLA's c^2 + d^2 denominator made
+    (0.947 + 3.4e38j) / itself 0 in complex64). Pairs whose divisor has a subnormal ratio
+    of parts are left out: tlaloc flushes that intermediate (docs/precision.md)."""
+    np_dtype = np.dtype(dtype)
+    real = np.float32 if np_dtype == np.complex64 else np.float64
+    info = np.finfo(real)
+    with np.errstate(all="ignore"):
+        parts = np.array([0.0, -0.0, 1.0, -2.5, 1e-30, 3.4e38, 1e300, np.inf, -np.inf, np.nan,
+                          0.947], dtype=real)
+    grid = np.array([complex(a, b) for a in parts for b in parts], dtype=np_dtype)
+    z, w = (g.ravel() for g in np.meshgrid(grid, grid))
+    with np.errstate(all="ignore"):
+        hi = np.maximum(np.abs(w.real), np.abs(w.imag))
+        ratio = np.minimum(np.abs(w.real), np.abs(w.imag)) / hi
+        keep = ~((ratio > 0) & (ratio < info.tiny))
+        z, w = z[keep], w[keep]
+        expected = z / w
+    got = np.asarray(xp.asarray(z, device=tier) / xp.asarray(w, device=tier))
+    for part in (np.real, np.imag):
+        e, g = part(expected), part(got)
+        assert np.array_equal(np.isnan(e), np.isnan(g)), (z[np.isnan(e) != np.isnan(g)][:5],
+                                                          w[np.isnan(e) != np.isnan(g)][:5])
+        finite = np.isfinite(e)
+        assert np.array_equal(e[~finite & ~np.isnan(e)], g[~finite & ~np.isnan(e)])
+        close = np.abs(e - g) <= 4 * info.eps * np.abs(e) + 4 * info.tiny
+        assert close[finite].all(), list(zip(z[finite][~close[finite]][:5],
+                                             w[finite][~close[finite]][:5]))
+
 # Both backends give the standard's (C99's) special values at infinite and NaN parts
 # (the formulas of tlaloc/_prims/complex_math.py). NumPy's expm1 does not: it is exp(z) - 1 there
 # (expm1(inf + 0j) is inf + nan j, not inf + 0j), so it is the one deviation from NumPy.

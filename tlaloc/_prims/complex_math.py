@@ -294,6 +294,30 @@ def abs(z):
     return select(or_(isinf(x), isinf(y)), c(out, math.inf), out)
 
 
+def divide(z, w):
+    """z / w by Smith's method, as NumPy divides: scale by the larger part of w, so that
+    neither |w|^2 nor the products overflow or underflow where the quotient does not (XLA
+    divides by c^2 + d^2: (0.947 + 3.4e38j) / itself gave 0 in complex64). A zero w gives
+    the parts of z over +0 (inf or nan parts, as in NumPy)."""
+    a, b = parts(z)
+    cr, ci = parts(w)
+    wide = lax.compare(fabs(cr), fabs(ci), direction="GE")   # False for a NaN part
+    # wide: w = cr (1 + r i) with r = ci / cr; else w = ci (r + i) with r = cr / ci
+    big, small = select(wide, cr, ci), select(wide, ci, cr)
+    zero = eq(big, c(big, 0.0))
+    r = lax.divide(small, select(zero, c(big, 1.0), big))
+    # divided, not multiplied by 1 / den: that reciprocal is subnormal (flushed to 0) for
+    # |w| near the largest float
+    den = lax.add(big, mul(small, r))
+    re_w = select(wide, lax.add(a, mul(b, r)), lax.add(mul(a, r), b))
+    im_w = select(wide, sub(b, mul(a, r)), sub(mul(b, r), a))
+    by_zero = and_(wide, zero)
+    over_zero = fabs(big)     # +0 here: inf or nan parts with z's signs
+    re = select(by_zero, lax.divide(a, over_zero), lax.divide(re_w, den))
+    im = select(by_zero, lax.divide(b, over_zero), lax.divide(im_w, den))
+    return lax.complex(re, im)
+
+
 def sign(x):
     """sign(+-0 +- 0j) is 0 + 0j in the standard, and sign(-0.0) is 0 (+0 in the official
     suite); XLA returns x (keeping the zeros' signs). Real and complex floats."""

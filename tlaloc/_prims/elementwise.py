@@ -315,7 +315,7 @@ def _remainder_emit(ctx, x, y):
     return ctx.simple("stablehlo.remainder", x, y)
 
 
-divide = _binary("divide", "stablehlo.divide", _divide, dt.NUMERIC_KINDS, emit=_divide_emit, source=lambda ctx, x, y: (
+divide = _binary("divide", "stablehlo.divide", _divide, dt.NUMERIC_KINDS, emit=_divide_emit, formula=cm.divide, source=lambda ctx, x, y: (
     f"{x} / {y}" if ctx.out_aval.dtype.kind in dt.FLOATING_KINDS else None), rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(ad.const(y, 1), y), lambda x, y, out: lax.negate(lax.divide(out, y))))
 remainder = _binary("remainder", "stablehlo.remainder", _remainder, dt.REAL_KINDS, source=False, emit=_remainder_emit, rules=ad.elementwise_rules(

@@ -11,6 +11,8 @@ precision.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtypes as dt
@@ -85,10 +87,6 @@ def _jvp(tangents, x, *, out, fft_type, fft_length):
 
 
 def _vjp(ct, x, *, out, fft_type, fft_length):
-    import math
-    from .._graph import bind
-    from . import elementwise as ew
-    from . import shape as sh
     n_total = math.prod(fft_length)
     if fft_type == "FFT":
         back = lax.fft(ct, fft_type="IFFT", fft_length=fft_length)
@@ -101,7 +99,7 @@ def _vjp(ct, x, *, out, fft_type, fft_length):
         missing = fft_length[-1] - ct.aval.shape[-1]
         zero = ad.scalar(0, ct.aval.dtype, ct.device)
         full = lax.pad(ct, zero, low=(0,) * nd, high=(0,) * (nd - 1) + (missing,),
-                    interior=(0,) * nd)
+                       interior=(0,) * nd)
         back = lax.fft(full, fft_type="IFFT", fft_length=fft_length)
         return (lax.multiply(lax.real(back), ad.const(lax.real(back), float(n_total))),)
     # IRFFT
@@ -118,15 +116,12 @@ def _vjp(ct, x, *, out, fft_type, fft_length):
 
 def _weights_node(weights, like):
     """A constant node holding per-bin weights broadcast over `like`'s shape."""
-    from .._graph import bind
-    from . import shape as sh
-    from . import elementwise as ew
     bins = len(weights)
-    pieces = [bind(sh.constant, (), {"shape": (1,), "dtype": like.aval.dtype, "value": complex(v)},
-                   like.device) for v in weights]
-    row = bind(sh.concatenate, tuple(pieces), {"axis": 0}) if bins > 1 else pieces[0]
+    pieces = [lax.constant(shape=(1,), dtype=like.aval.dtype, value=complex(v), device=like.device)
+              for v in weights]
+    row = lax.concatenate(*pieces, axis=0) if bins > 1 else pieces[0]
     nd = len(like.aval.shape)
-    return bind(sh.broadcast_in_dim, (row,), {"shape": like.aval.shape, "dims": (nd - 1,)})
+    return lax.broadcast_in_dim(row, shape=like.aval.shape, dims=(nd - 1,))
 
 
 def _batch(bdims, x, *, fft_type, fft_length):

@@ -22,10 +22,8 @@ import math
 import numpy as np
 
 from .. import _dtypes as dt
-from .._graph import bind
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
-from . import shape as sh
 from . import batching as bt
 from .core import aval, declare
 from .reduce import _identity
@@ -240,7 +238,7 @@ def _source_coordinates(x, out, axis):
     zero = ad.scalar(0, dt.int64, x.device)
     columns = []
     for d in range(len(shape)):
-        pos = bind(sh.iota, (), {"shape": shape, "dtype": dt.int64, "dim": d}, x.device)
+        pos = lax.iota(shape=shape, dtype=dt.int64, dim=d, device=x.device)
         if d == axis:
             pos = lax.cumulative(lax.select(lax.compare(x, out, direction="EQ"), pos, zero),
                        axis=axis, kind="max")
@@ -257,13 +255,11 @@ def _cumulative_jvp(tangents, x, *, out, axis, kind):
         return lax.multiply(out, lax.cumulative(lax.divide(tangents[0], x), axis=axis, kind="sum"))
     if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
         return tangents[0]
-    from .indexing import gather
     coords = _source_coordinates(x, out, axis)
     return lax.gather(tangents[0], coords, axes=tuple(range(len(x.aval.shape))))
 
 
 def _reverse_cumsum(node, axis):
-    from .shape import reverse
     flipped = lax.reverse(node, dims=(axis,))
     return lax.reverse(lax.cumulative(flipped, axis=axis, kind="sum"), dims=(axis,))
 
@@ -277,10 +273,9 @@ def _cumulative_vjp(ct, x, *, out, axis, kind):
         return (lax.divide(_reverse_cumsum(lax.multiply(ct, ad.conj(out)), axis), ad.conj(x)),)
     if math.prod(x.aval.shape) == 0 or x.aval.shape[axis] == 1:
         return (ct,)
-    from .indexing import scatter
     coords = _source_coordinates(x, out, axis)
     return (lax.scatter(ad.zeros(x), coords, ct, axes=tuple(range(len(x.aval.shape))),
-                 mode="add"),)
+                        mode="add"),)
 
 
 cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,

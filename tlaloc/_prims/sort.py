@@ -149,11 +149,7 @@ def _sort_vjp(ct, *operands, out, dimension, num_keys, descending, output):
     cts = [None] * len(operands)
     if not ad.differentiable(operands[output]):
         return tuple(cts)
-    from .shape import iota
-    from .._graph import bind
-    from .. import _dtypes as dt
-    position = bind(iota, (), {"shape": out.aval.shape, "dtype": dt.int64, "dim": dimension},
-                    out.device)
+    position = lax.iota(shape=out.aval.shape, dtype=dt.int64, dim=dimension, device=out.device)
     perm = lax.sort(*operands[:num_keys], position, dimension=dimension, num_keys=num_keys,
                 descending=descending, output=num_keys)
     # un-permute: sorting (perm, ct) by perm puts each cotangent back at its origin

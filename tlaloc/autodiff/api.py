@@ -6,10 +6,8 @@ import threading
 import weakref
 
 from .._array import Array
-from .._graph import bind
-from .._prims import ad
+from .._prims import ad, lax
 from .._prims.lax import rename as node_renamed
-from .._prims import autodiff as adp
 from .. import _dtypes as dt
 from .. import _tree
 from .engine import Tape, is_tracing, tracing, variable
@@ -332,7 +330,7 @@ def hessian(f, argnums=0):
 def stop_gradient(x):
     """x, with derivatives blocked: it is a constant to grad, vjp and jvp."""
     if isinstance(x, Array):
-        return Array._from_node(bind(adp.stop_gradient, (x._node,), {}))
+        return Array._from_node(lax.stop_gradient(x._node))
     if isinstance(x, (tuple, list, dict)):
         return _tree.tree_map(stop_gradient, x)
     if x is None or isinstance(x, (bool, int, float, complex)):
@@ -348,8 +346,8 @@ _CALLS = weakref.WeakKeyDictionary()   # custom_derivative_call node -> its argu
 
 def _custom_output(rule, value: Array, args, output=None):
     arrays = tuple(a for a in args if isinstance(a, Array))
-    node = bind(adp.custom_call, (value._node,) + tuple(a._node for a in arrays),
-                {"rule": rule, "output": output})
+    node = lax.custom_derivative_call(value._node, *[a._node for a in arrays], rule=rule,
+                                      output=output)
     _CALLS[node] = args
     return Array._from_node(node)
 
@@ -657,7 +655,7 @@ class _Checkpointed:
         fresh, k = [], 0
         for a in args:
             if isinstance(a, Array):
-                fresh.append(Array._from_node(bind(adp.optimization_barrier, (arg_nodes[k],), {})))
+                fresh.append(Array._from_node(lax.optimization_barrier(arg_nodes[k])))
                 k += 1
             else:
                 fresh.append(a)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 
 from .._context import trace
-from .._graph import bind
-from .._prims import ad
+from .._prims import ad, lax
 from .._prims import autodiff as adp
 from .._prims.control import Region, group_of
 
@@ -31,7 +30,7 @@ def is_tracing() -> bool:
 
 
 def variable(node):
-    return bind(adp.variable, (node,), {})
+    return lax.variable(node)
 
 
 class Tape:
