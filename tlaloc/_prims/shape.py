@@ -141,7 +141,8 @@ def _slice_transpose(ct, x, *, out, start, limit, strides):
 
 
 def _scalar_zero(like):
-    return lax.constant(shape=(), dtype=like.aval.dtype, value=0, device=like.device)
+    from .._graph import bind
+    return bind(constant, (), {"shape": (), "dtype": like.aval.dtype, "value": 0}, like.device)
 
 
 def _slice_source(ctx, x, *, start, limit, strides):
@@ -257,6 +258,10 @@ def _pad_infer(x, padding_value, *, low, high, interior):
 def _pad_impl(x, padding_value, *, low, high, interior):
     out = np.full(_pad_infer(x, padding_value, low=low, high=high, interior=interior).shape,
                   padding_value, dtype=x.dtype)
+    if not any(interior) and min(low) >= 0 and min(high) >= 0:
+        # the common case (x[region] = v places v so): one copy into place
+        out[tuple(builtins.slice(lo, lo + n) for lo, n in zip(low, x.shape))] = x
+        return out
     # negative low/high padding crops; place the interior-dilated operand then crop
     dilated_shape = tuple(n + max(n - 1, 0) * it for n, it in zip(x.shape, interior))
     dilated = np.full(dilated_shape, padding_value, dtype=x.dtype)
