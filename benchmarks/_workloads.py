@@ -262,6 +262,25 @@ def one_shot_program(xp, steps, x, w):
     raise AssertionError("a one-shot program ends with a final step")
 
 
+# --------------------------------------------------------------------------- loops that write
+
+STENCIL_N = 200
+STENCIL_STEPS = 500
+
+
+def stencil_grid(n=STENCIL_N, seed=0):
+    return np.random.default_rng(seed).random((n, n))
+
+
+def stencil_loop(u, steps=STENCIL_STEPS):
+    """The explicit heat-equation stencil NumPy users write, updating `u` in place (any
+    namespace whose arrays take slice assignment)."""
+    for _ in range(steps):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2]
+                                               + u[1:-1, 2:] - 4 * u[1:-1, 1:-1])
+    return u
+
+
 # --------------------------------------------------------------------------- PyTorch
 
 def torch_namespace():

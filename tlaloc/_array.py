@@ -196,10 +196,23 @@ class Array:
         return self._numpy().tolist()
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if dl_device is not None and tuple(dl_device) != (1, 0):
-            raise BufferError(f"__dlpack__: tlaloc exports host (kDLCPU) memory only, "
-                              f"dl_device={tuple(dl_device)} was asked for")
+        """The value for a DLPack consumer, from the memory `__dlpack_device__` names: a
+        GPU array's device buffer itself (copy=True: a device copy), or host memory (CPU and
+        interpreter arrays; any array asked for dl_device=(1, 0), kDLCPU, by copying)."""
+        here = self.__dlpack_device__()
+        wanted = here if dl_device is None else tuple(dl_device)
+        if wanted not in (here, (1, 0)):
+            raise BufferError(f"__dlpack__: the array is on {self.device} {here}; it exports "
+                              f"there or to host memory (1, 0), not dl_device={wanted}")
         self._leaving("__dlpack__")
+        if wanted != (1, 0):
+            evaluate([self._node])
+            return self.device.backend.to_dlpack(self._node, stream=stream, copy=copy is True)
+        if here != (1, 0):
+            if copy is False:
+                raise BufferError(f"__dlpack__(copy=False): the value is in {self.device}'s "
+                                  "memory; host memory (dl_device=(1, 0)) needs a copy")
+            copy = True
         host = self._numpy()   # read-only: the value is immutable
         if copy is not False:
             host = np.array(host, copy=True)    # writeable, owned by the consumer
@@ -215,9 +228,9 @@ class Array:
         return host.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
-        if self.device.platform in ("cpu", "interpreter"):
-            return (1, 0)  # kDLCPU
-        return (2, self.device.index) if self.device.platform == "cuda" else (1, 0)
+        """Where `__dlpack__` exports from: (kDLCUDA = 2, i) for an array on cuda:i, (kDLCPU
+        = 1, 0) for CPU and interpreter arrays and platforms exported through host memory."""
+        return self.device.backend.dlpack_device(self.device)
 
     def __repr__(self) -> str:
         host = self._numpy()

@@ -27,6 +27,17 @@ A primitive has
     and returns the result node and its mapped axis (an int, or None when the result does
     not vary along the mapped axis). A primitive without operands needs no rule; vmap
     raises NotImplementedError naming a primitive that has none.
+  * `padding(lengths, *operands, **params) -> node`: how the primitive treats padding along
+    a dynamic axis (tlaloc.jit(f, dynamic=...), see _prims/padding.py). An axis is padded
+    when its name is one of the dynamic names: its first `length` positions hold the data,
+    the rest hold values nothing may depend on. `lengths` (passed by position) has one
+    entry per operand: None for an operand without padded axes, else a tuple with one entry
+    per axis: the true length (a 0-d int32 node) or None. The rule records the operation so
+    that the result's data positions equal the unpadded computation's and returns the
+    result node (whose padded axes are again those with dynamic names). A rule that cannot
+    honour padding raises PaddingError naming the primitive and the axis (`padding.cannot`).
+    A primitive without operands needs no rule; a dynamic trace raises NotImplementedError
+    naming a primitive with padded operands and no rule.
 """
 from __future__ import annotations
 
@@ -41,10 +52,10 @@ REGISTRY: dict = {}
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
                  "names", "formula", "formula_kinds", "formula_cache", "op_emit", "op_impl",
-                 "batch", "__weakref__")
+                 "batch", "padding", "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-                 elementwise=False, names=None, formula=None, formula_kinds="c", batch=None):
+                 elementwise=False, names=None, formula=None, formula_kinds="c", batch=None, padding=None):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -64,6 +75,7 @@ class Primitive:
         self.vjp = vjp
         self.source = source
         self.batch = batch
+        self.padding = padding
         # Elementwise primitives take 0-d operands beside full ones (a Python scalar's value
         # at every element): the lowering broadcasts them, NumPy broadcasts them itself.
         self.elementwise = elementwise
@@ -79,10 +91,10 @@ class Primitive:
 
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
             elementwise=False, names=None, formula=None, formula_kinds="c",
-            batch=None) -> Primitive:
+            batch=None, padding=None) -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
                      elementwise=elementwise, names=names, formula=formula,
-                     formula_kinds=formula_kinds, batch=batch)
+                     formula_kinds=formula_kinds, batch=batch, padding=padding)
 
 
 # ----------------------------------------------------------------------------- names rules

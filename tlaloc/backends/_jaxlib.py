@@ -158,6 +158,19 @@ class Runtime:
     def is_buffer(value) -> bool:
         return isinstance(value, _jax.ArrayImpl)
 
+    def copy(self, buffer):
+        """A new device buffer with `buffer`'s value (copied on the device)."""
+        return _jax.batched_device_put(
+            buffer.aval, self.sharding, [buffer], [self.device], True, True,
+            _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True)
+
+    @staticmethod
+    def dlpack(buffer, stream=None):
+        """A DLPack capsule of the device buffer itself (no copy), ready on `stream` (the
+        consumer's stream, for GPUs). jaxlib makes DLPack 0.x capsules, which cannot mark
+        memory read-only."""
+        return _jax.buffer_to_dlpack_managed_tensor(buffer, stream=stream)
+
     def cache_identity(self) -> str:
         """What a serialized executable depends on besides its program text."""
         return "|".join((VERSION, self.platform, self.platform_version, self.device_kind,

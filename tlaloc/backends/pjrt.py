@@ -75,6 +75,10 @@ class _Entry:
         self.size = None
 
 
+# DLPack's device types of the platforms whose buffers jaxlib exports
+_DLPACK_DEVICE_TYPES = {"cuda": 2, "rocm": 10}   # kDLCUDA, kDLROCM
+
+
 class PjrtBackend(Backend):
     def __init__(self, make_runtime, stats, host: bool, platform: str):
         self._make_runtime = make_runtime   # -> _jaxlib.Runtime, called on first need
@@ -124,6 +128,17 @@ class PjrtBackend(Backend):
         if _memory.ENABLED:
             _memory.track(self, (buf,))
         return buf
+
+    def dlpack_device(self, device) -> tuple:
+        if self.host or self.platform not in _DLPACK_DEVICE_TYPES:
+            return (1, 0)      # kDLCPU: the CPU, and plugins without jaxlib's DLPack export
+        return (_DLPACK_DEVICE_TYPES[self.platform], device.index)
+
+    def to_dlpack(self, node, *, stream=None, copy=False):
+        buf = self._as_buffer(node)
+        if copy:
+            buf = self.runtime.copy(buf)
+        return self.runtime.dlpack(buf, stream)
 
     def _as_buffer(self, leaf):
         value = leaf.value

@@ -82,6 +82,16 @@ class Backend:
     def ready(self, value) -> None:
         """Return once `value` has been computed (backends that run asynchronously)."""
 
+    def dlpack_device(self, device) -> tuple:
+        """(DLPack device type, device id) of the memory `to_dlpack` exports: kDLCPU (1, 0)
+        for backends whose values tlaloc exports from host memory (their default)."""
+        return (1, 0)
+
+    def to_dlpack(self, node, *, stream=None, copy=False):
+        """A DLPack capsule of computed `node`'s device buffer, or of a device copy of it,
+        for a backend whose `dlpack_device` is a device's (not kDLCPU)."""
+        raise NotImplementedError
+
     def wait_for_compiles(self) -> None:
         """Return once background compiles have finished (backends that compile in the
         background)."""
