@@ -229,8 +229,17 @@ def backward(sub, env, out_cts) -> list:
                               **params)
         for s, ci in zip(slots, in_cts):
             if ci is not None and ad.differentiable(env[s]):
+                if ci.aval.shape != env[s].aval.shape:   # a 0-d operand of an elementwise op
+                    ci = ad.sum_axes(ci, range(len(ci.aval.shape)))
                 cts[s] = ad.add_any(cts.get(s), ci)
     return [cts.get(s) for s in range(n_in)]
+
+
+def _may_carry_derivative(node) -> bool:
+    """Whether a cotangent for `node` (an operand of a region op) can matter: it has a
+    differentiable dtype and is computed (a leaf, such as a Python scalar's, is no
+    variable)."""
+    return node.prim is not None and ad.differentiable(node)
 
 
 def _zeros_if_none(x, like):
@@ -396,7 +405,7 @@ def _cond_jvp_all(tangents, index, *operands, out, wanted, branches):
 def _cond_vjp_all(cts, index, *operands, out, branches):
     n = len(operands)
     keys = [k for k in sorted(cts) if _differentiable(branches[0].out_avals[k])]
-    wanted = [i for i, o in enumerate(operands) if ad.differentiable(o)]
+    wanted = [i for i, o in enumerate(operands) if _may_carry_derivative(o)]
     if not wanted or not keys:
         return (None,) * (n + 1)
 
@@ -696,8 +705,8 @@ def _scan_vjp_all(cts, *operands, out, body, n_carry, n_xs, length, reverse, unr
     layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
     cts = {k: c for k, c in cts.items() if _differentiable(layout[k])}
     dc = [i for i in range(n_carry) if _differentiable(carry[i].aval)]
-    dx = [i for i in range(n_xs) if ad.differentiable(xs[i])]
-    dk = [i for i in range(len(consts)) if ad.differentiable(consts[i])]
+    dx = [i for i in range(n_xs) if _may_carry_derivative(xs[i])]
+    dk = [i for i in range(len(consts)) if _may_carry_derivative(consts[i])]
     if not cts or not (dc or dx or dk):
         return (None,) * len(operands)
     # the carries that entered each step: results of the forward scan saving them (the same
