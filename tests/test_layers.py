@@ -12,8 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tlaloc"
 # prefix naming it ("tlaloc" names the package's __init__ only); a module may import its own
 # layer and the layers below it (`if TYPE_CHECKING:` blocks aside).
 LAYERS = [
-    ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc._context",
-              "tlaloc._numpy_names"]),
+    ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc.tree",
+              "tlaloc._context", "tlaloc._numpy_names"]),
     ("protocol", ["tlaloc.backends.protocol"]),
     ("graph", ["tlaloc._graph"]),
     ("lowering", ["tlaloc.lowering"]),
@@ -27,7 +27,7 @@ LAYERS = [
     ("extensions", ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special"]),
     ("named", ["tlaloc.named"]),
     ("operators", ["tlaloc._api.operators"]),
-    ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export"]),
+    ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export", "tlaloc.control_flow"]),
     # profiling and explanations (docs/profiling.md): they observe every layer below through
     # the observer slot of tlaloc/_context.py, which the lower layers call
     ("observation", ["tlaloc._program_diff", "tlaloc._observe", "tlaloc._explain",
