@@ -39,6 +39,18 @@ def moved(x, d, to, size):
     return lax.transpose(x, perm=tuple(perm))
 
 
+def transposed(x, perm):
+    """lax.transpose, pushed into a product of broadcasts (an outer product, as the batched
+    gradient of a matrix product is): XLA:CPU would compute the product in one layout and
+    copy it into the other, where the broadcasts can write it in place."""
+    if x.prim is _P["multiply"] and x.value is None and all(
+            i.prim is _P["broadcast_in_dim"] and i.value is None for i in x.inputs):
+        shape = tuple(x.aval.shape[p] for p in perm)
+        return lax.multiply(*[lax.broadcast_in_dim(i.inputs[0], shape=shape, dims=tuple(
+            perm.index(k) for k in i.params["dims"])) for i in x.inputs])
+    return lax.transpose(x, perm=perm)
+
+
 def shifted(axis, d):
     """A per-example axis' number in the batched operand whose mapped axis is `d`."""
     return axis + (axis >= d)

@@ -272,12 +272,47 @@ def _dot_batch(bdims, lhs, rhs, *, contract, batch):
     lc, lb = (lc, lb) if ld is None else (bt.shifted_all(lc, ld), bt.shifted_all(lb, ld))
     rc, rb = (rc, rb) if rd is None else (bt.shifted_all(rc, rd), bt.shifted_all(rb, rd))
     if ld is not None and rd is not None:    # both mapped: one more batch axis, in front
-        return lax.dot_general(lhs, rhs, contract=(lc, rc), batch=((ld,) + lb, (rd,) + rb)), 0
+        contract, batch = (lc, rc), ((ld,) + lb, (rd,) + rb)
+        if all(lhs.aval.shape[a] == 1 for a in lc):
+            return _outer_product(lhs, rhs, contract, batch), 0
+        return lax.dot_general(lhs, rhs, contract=contract, batch=batch), 0
+    # one side mapped: the mapped axis is a free axis of that side, merged with the side's
+    # other free axes when they are adjacent (XLA:CPU runs a dot whose operand has several
+    # free axes, (B, 1, k) @ (k, n) say, an order of magnitude slower than (B, k) @ (k, n))
+    mapped, d, own, other = (lhs, ld, (lc, lb), (rc, rb)) if ld is not None else (rhs, rd, (rc, rb), (lc, lb))
+    free = _dot_free(mapped.aval.shape, *own)
+    shape = mapped.aval.shape
+    merged = len(free) > 1 and free == list(range(free[0], free[0] + len(free)))
+    if merged:
+        s, e = free[0], free[-1] + 1
+        mapped = lax.reshape(mapped, shape=shape[:s] + (math.prod(shape[s:e]),) + shape[e:])
+        own = tuple(tuple(a if a < s else a - (e - s - 1) for a in axes) for axes in own)
+    (lc, lb), (rc, rb) = (own, other) if ld is not None else (other, own)
+    lhs, rhs = (mapped, rhs) if ld is not None else (lhs, mapped)
     out = lax.dot_general(lhs, rhs, contract=(lc, rc), batch=(lb, rb))
-    if ld is not None:                       # a free axis of lhs
-        return out, len(lb) + _dot_free(lhs.aval.shape, lc, lb).index(ld)
-    n_lhs_free = len(lhs.aval.shape) - len(lc) - len(lb)
-    return out, len(lb) + n_lhs_free + _dot_free(rhs.aval.shape, rc, rb).index(rd)
+    start = len(lb) if ld is not None else len(lb) + len(_dot_free(lhs.aval.shape, lc, lb))
+    if merged:
+        o = out.aval.shape
+        out = lax.reshape(out, shape=o[:start] + tuple(shape[a] for a in free) + o[start + 1:])
+    return out, start + free.index(d)
+
+
+def _outer_product(lhs, rhs, contract, batch):
+    """dot_general with contracted axes of size 1, as the product of broadcasts (XLA:CPU
+    runs batched matrix products of inner size 1 at half the speed)."""
+    (lc, rc), (lb, rb) = contract, batch
+    lf, rf = _dot_free(lhs.aval.shape, lc, lb), _dot_free(rhs.aval.shape, rc, rb)
+    nb = len(lb)
+    out = tuple(lhs.aval.shape[a] for a in lb + tuple(lf)) + tuple(rhs.aval.shape[a] for a in rf)
+
+    def spread(x, axes, at):
+        kept = lax.transpose(x, perm=axes + tuple(a for a in range(len(x.aval.shape)) if a not in axes))
+        kept = lax.reshape(kept, shape=tuple(x.aval.shape[a] for a in axes))
+        return lax.broadcast_in_dim(kept, shape=out, dims=at)
+
+    left = spread(lhs, lb + tuple(lf), tuple(range(nb + len(lf))))
+    right = spread(rhs, rb + tuple(rf), tuple(range(nb)) + tuple(range(nb + len(lf), len(out))))
+    return lax.multiply(left, right)
 
 
 dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,

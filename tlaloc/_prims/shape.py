@@ -120,8 +120,7 @@ transpose = declare(
                                             attrs=f"permutation = {_i64s(perm)}"),
     impl=lambda x, *, perm: np.transpose(x, perm),
     source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
-    batch=lambda bdims, x, *, perm: (
-        lax.transpose(x, perm=(bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
+    batch=lambda bdims, x, *, perm: (bt.transposed(x, (bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
     **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
 
 

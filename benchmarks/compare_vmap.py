@@ -1,0 +1,94 @@
+"""tlaloc.vmap beside the hand-vectorised function, the Python loop, and jax.vmap, in one
+process.
+
+    python benchmarks/compare_vmap.py            # every workload of benchmarks/bench_vmap.py
+    python benchmarks/compare_vmap.py --quick    # fewer repetitions
+
+Every version runs under its library's jit (tlaloc.jit with config execution "compiled",
+jax.jit): `vmap` batches the per-example function, `hand` is the same computation written for
+the batch, `loop` calls the jitted per-example function once per example and stacks the
+results. Timings wait for the values (tlaloc.eval; jax: block_until_ready). Repetitions are
+interleaved (each runs every version once, in a rotating order) and the table shows the
+median; the ratios are the ones the issue sets goals for (vmap / hand and tlaloc vmap / jax
+vmap within 1.1x). jax is skipped when it is not installed. docs/vmap.md has a recorded run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_vmap as bv  # noqa: E402
+
+now = time.perf_counter
+
+
+def jax_variants(name):
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return {}
+    jax.config.update("jax_enable_x64", True)
+    args, one, in_axes, hand = bv.WORKLOADS[name](jnp, jax.grad, np.random.default_rng(0),
+                                                  bv.SIZES[name])
+    args = jax.tree_util.tree_map(jnp.asarray, args)
+    vmapped = jax.jit(jax.vmap(one, in_axes=in_axes))
+    by_hand = jax.jit(hand)
+    return {"jax vmap": lambda: jax.block_until_ready(vmapped(*args)),
+            "jax hand": lambda: jax.block_until_ready(by_hand(*args))}
+
+
+def measure(fns, reps, loop_reps):
+    """Median seconds per version over interleaved repetitions (after two warm-up calls);
+    the loop, ~100x slower, runs in the first `loop_reps` repetitions only."""
+    for fn in fns.values():
+        fn()
+        fn()
+    names = list(fns)
+    times = {k: [] for k in names}
+    for r in range(reps):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for k in order:
+            if k == "loop" and r >= loop_reps:
+                continue
+            t = now()
+            fns[k]()
+            times[k].append(now() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--only", default=None, help="comma-separated workloads")
+    args = ap.parse_args(argv)
+    import jaxlib
+    import tlaloc
+    tlaloc.config.update(execution="compiled")
+    reps = 7 if args.quick else 31
+    print(f"# {platform.machine()} {platform.processor() or platform.system()}, "
+          f"{os.cpu_count()} CPUs; tlaloc {tlaloc.__version__}, jaxlib {jaxlib.__version__}")
+    cols = ["vmap", "hand", "loop", "jax vmap", "jax hand"]
+    print(f"| workload (batch) | {' | '.join(cols)} | vmap / hand | vmap / jax vmap | loop / vmap |")
+    print("|---" * (len(cols) + 4) + "|")
+    names = args.only.split(",") if args.only else list(bv.WORKLOADS)
+    for name in names:
+        fns = dict(bv.tlaloc_variants(name))
+        fns.update(jax_variants(name))
+        t = measure(fns, reps, loop_reps=3 if args.quick else 5)
+        cells = [f"{t[c] * 1e3:.2f} ms" if c in t else "-" for c in cols]
+        vs_jax = f"{t['vmap'] / t['jax vmap']:.2f}x" if "jax vmap" in t else "-"
+        print(f"| {name} ({bv.SIZES[name]}) | {' | '.join(cells)} | {t['vmap'] / t['hand']:.2f}x "
+              f"| {vs_jax} | {t['loop'] / t['vmap']:.0f}x |")
+
+
+if __name__ == "__main__":
+    main()
