@@ -87,8 +87,9 @@ def test_structures_that_never_pay_are_never_compiled(fixed_costs):
     assert info["interpret_seconds"] > 0
 
 
-def test_compile_starts_when_interpreting_has_cost_a_compile(fixed_costs):
+def test_compile_starts_when_interpreting_has_cost_a_compile(fixed_costs, monkeypatch):
     fixed_costs(compile_seconds=1e-9, interpret_seconds=0.0)  # the first measured run pays
+    monkeypatch.setattr(tiers, "spare_core", lambda: True)    # in the background
     xp.config.update(execution="auto", compile_cache_dir="")
     xp.reset_cache_info()
     _runs(2, 33)
@@ -109,10 +110,15 @@ def test_without_a_spare_core_the_compile_runs_in_the_callers_thread(fixed_costs
     assert info["interpreted"] == 1 and info["compiles"] == 1, info
 
 
-def test_spare_core_counts_the_cores_this_process_may_use(monkeypatch):
+def test_spare_core_counts_the_cores_this_process_may_use_and_the_load(monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.9, 0.0, 0.0))   # the caller alone
     monkeypatch.setattr(tiers, "usable_cores", lambda: 1)
     assert not tiers.spare_core()
     monkeypatch.setattr(tiers, "usable_cores", lambda: 2)
+    assert tiers.spare_core()
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 0.0, 0.0))   # others keep it busy
+    assert not tiers.spare_core()
+    monkeypatch.setattr(tiers, "usable_cores", lambda: 8)
     assert tiers.spare_core()
 
 

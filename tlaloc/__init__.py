@@ -53,6 +53,8 @@ from .autodiff.source import grad_source
 from ._jit import compile_log, jit
 from ._vmap import vmap
 from ._export import Exported, deserialize, export
+from .control_flow import cond, fori_loop, scan, switch, while_loop   # docs/control-flow.md
+from . import tree   # tlaloc.tree: map, leaves, structure, flatten, unflatten, register
 from ._profile import memory_stats, profile   # profiling (docs/profiling.md)
 from ._explain import explain, explain_from_environment as _explain_from_environment
 

@@ -10,11 +10,12 @@ Kinds of entry:
                types; TypeError for a NumPy array (NumPy would compute eagerly through
                __array__ otherwise)
     reflected  y op x, the same operands
-    inplace    x op= y: the result rebinds x (it must keep x's dtype and shape)
+    inplace    x op= y: the result rebinds x (it must keep x's dtype and shape); arrays that
+               share x's storage see it (tlaloc/_api/views.py)
     matmul     x @ y and y @ x (`rmatmul`): tlaloc arrays only
     unary      op x
     method     a method calling the function with the array first
-    setitem    x[key] = value: rebinds x to the functional update
+    setitem    x[key] = value: rebinds x to the functional update, seen as x op= y's
     property   a read-only attribute computed by the function
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ from . import elementwise as _ew
 from . import indexing as _indexing
 from . import linear_algebra as _linalg
 from . import manipulation as _manip
+from . import views as _views
 
 _PYTHON_SCALARS = (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)
 
@@ -76,7 +78,7 @@ def _foreign(name, other):
 
 def _inplace(name, fn, dunder):
     def op(self, other):
-        return self._rebind(fn(self, other), dunder)
+        return _views.assign(self, fn(self, other), dunder)
     return op
 
 
@@ -112,9 +114,9 @@ def _method(name, fn):
 
 def _setitem(name, fn):
     def __setitem__(self, key, value):
-        """A functional update: computes the new value and rebinds this array to it (other
-        references to the old value are unaffected)."""
-        self._rebind(fn(self, key, value), "__setitem__")
+        """A functional update: computes the new value and rebinds this array to it; the
+        arrays that share its storage (its views, its base) see the write."""
+        _views.assign(self, fn(self, key, value), "__setitem__")
     return __setitem__
 
 

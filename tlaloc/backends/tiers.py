@@ -195,5 +195,15 @@ def usable_cores() -> int:
 
 def spare_core() -> bool:
     """Whether a background compile can run beside the caller's thread: it must never take
-    the last core this process may use from the thread that records and interprets."""
-    return usable_cores() >= 2
+    the last free core from the thread that records and interprets. Free: the cores this
+    process may use less the machine's load (its one-minute average of running threads,
+    the caller among them), so on a machine that others keep busy the compile runs in the
+    caller's thread instead of slowing it down from the side."""
+    cores = usable_cores()
+    if cores < 2:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return True       # no load figure: the process's own cores are the best guess
+    return cores - load >= 1.0
