@@ -140,8 +140,7 @@ def _slice_transpose(ct, x, *, out, start, limit, strides):
 
 
 def _scalar_zero(like):
-    from .._graph import bind
-    return bind(constant, (), {"shape": (), "dtype": like.aval.dtype, "value": 0}, like.device)
+    return lax.constant(shape=(), dtype=like.aval.dtype, value=0, device=like.device)
 
 
 def _slice_source(ctx, x, *, start, limit, strides):
