@@ -19,7 +19,7 @@ LAYERS = [
     ("lowering", ["tlaloc.lowering"]),
     ("primitives", ["tlaloc._prims"]),
     ("backends", ["tlaloc.backends"]),
-    ("devices", ["tlaloc._devices"]),
+    ("devices", ["tlaloc._devices", "tlaloc._mesh", "tlaloc.distributed"]),
     ("array", ["tlaloc._array"]),
     ("namespace core", ["tlaloc._api._core", "tlaloc._api._ops"]),
     ("namespace", ["tlaloc._api", "tlaloc._runtime_api"]),
@@ -27,11 +27,12 @@ LAYERS = [
     ("extensions", ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special"]),
     ("named", ["tlaloc.named"]),
     ("operators", ["tlaloc._api.operators"]),
-    ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export", "tlaloc.control_flow"]),
+    ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export", "tlaloc.control_flow",
+                 "tlaloc._sharding"]),
     # profiling and explanations (docs/profiling.md): they observe every layer below through
     # the observer slot of tlaloc/_context.py, which the lower layers call
     ("observation", ["tlaloc._program_diff", "tlaloc._observe", "tlaloc._explain",
-                     "tlaloc._profile"]),
+                     "tlaloc._profile", "tlaloc._collectives"]),
     ("package", ["tlaloc"]),
     # imported on first use (tlaloc.__getattr__), written on the public namespace
     ("random", ["tlaloc.random"]),

@@ -12,7 +12,7 @@ from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, f
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
 from ._api import operators as _operators
-from ._devices import Device, device, available_devices as devices
+from ._devices import Device, device
 from ._graph import ConcretizationError, DerivativeLostError, DonatedArrayError
 from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,
                            wait_for_compiles)
@@ -57,6 +57,13 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop   # docs/con
 from . import tree   # tlaloc.tree: map, leaves, structure, flatten, unflatten, register
 from ._profile import memory_stats, profile   # profiling (docs/profiling.md)
 from ._explain import explain, explain_from_environment as _explain_from_environment
+# several devices and processes (docs/distributed.md)
+from ._mesh import Mesh, Shard, Sharding, devices, local_devices
+from ._sharding import (all_gather, all_to_all, axis_index, from_process_local, pmax, pmean,
+                        pmin, ppermute, psum, psum_scatter, shard, shard_map, with_sharding)
+from ._collectives import collectives
+from . import distributed
+from .distributed import process_count, process_index
 
 __array_api_version__ = "2025.12"
 __version__ = _VERSION

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _graph
+from . import _mesh
 from ._context import trace
 from ._devices import default_device, device as as_device
 from ._graph import evaluate, transfer
@@ -82,6 +83,30 @@ class Array:
     @property
     def device(self):
         return self._node.device
+
+    @property
+    def sharding(self):
+        """The layout over a mesh (a tlaloc.Sharding: the mesh and a mapping from array axes
+        to mesh axes), or None for an array on one device. A pending array on a mesh is
+        computed first: XLA's partitioner decides the layout of what it computes."""
+        node = self._node
+        if not _mesh.is_mesh_device(node.device):
+            return None
+        evaluate([node])
+        return _mesh.sharding_of(node)
+
+    @property
+    def addressable_shards(self) -> list:
+        """This process's parts of the array (tlaloc.Shard: `.device`, `.index`, a tuple of
+        slices into the array, and `.data`, that part as an array on `.device`)."""
+        node = self._node
+        if not _mesh.is_mesh_device(node.device):
+            return [_mesh.Shard(node.device, tuple(slice(0, n) for n in self.shape), self)]
+        evaluate([node])
+        aval = node.aval
+        return [_mesh.Shard(dev, index, Array._from_node(_graph.leaf(
+                    buf, _graph.Aval(tuple(s.stop - s.start for s in index), aval.dtype, aval.names), dev)))
+                for dev, index, buf in _mesh.shards_of(node)]
 
     @property
     def names(self) -> tuple:

@@ -3,6 +3,7 @@ from . import core, elementwise, reduce, shape  # noqa: F401
 from . import indexing, scan, sort  # noqa: F401
 from . import fft, linalg  # noqa: F401
 from . import control  # noqa: F401
+from . import sharding  # noqa: F401
 from .core import REGISTRY, Primitive
 
 __all__ = ["REGISTRY", "Primitive"]

@@ -218,7 +218,229 @@ def cpu_client():
     # executions (recording the next step, as eager-lazy code always is) waking that thread
     # and waiting for it cost ~80-100 us per evaluation here, against ~3 us inline. Large
     # programs still spread their loops over XLA's intra-op thread pool.
-    return xc.make_cpu_client(asynchronous=False)
+    from .._config import config, fix_cpu_devices
+    count = config.cpu_devices
+    options = {}
+    if count is not None:
+        options["num_devices"] = count
+        # XLA:CPU runs each device's part of an SPMD program as a task of one client thread
+        # pool, sized by the core count (or $NPROC); with fewer threads than devices, the
+        # parts that wait in a collective hold every thread and the others never start (a
+        # deadlock: 4 devices on 2 cores hung in the first all-reduce, jax's too).
+        if int(os.environ.get("NPROC", "0") or 0) < count:
+            os.environ["NPROC"] = str(max(count, os.cpu_count() or 1))
+    if _distributed.client is not None:
+        options.update(distributed_client=_distributed.client, node_id=_distributed.process_id,
+                       num_nodes=_distributed.num_processes,
+                       collectives=_jax.make_gloo_tcp_collectives(
+                           _distributed.client, hostname=_distributed.hostname))
+    client = xc.make_cpu_client(asynchronous=False, **options)
+    fix_cpu_devices()
+    return client
+
+
+# ----------------------------------------------------------------------------- several devices
+# (*private*: _jax.GSPMDSharding subclassed, ArrayImpl assembled from per-device buffers,
+# ._arrays; ../shared/notes/sharding-and-processes.md sections 2-4)
+
+class _GlobalSharding(_jax.GSPMDSharding):
+    """jaxlib's sharding over a device list, plus the hooks its result handlers call."""
+
+    def _to_xla_hlo_sharding(self, ndim):
+        return self._hlo_sharding
+
+    @property
+    def memory_kind(self):
+        return self._memory_kind
+
+
+class SpmdRuntime:
+    """Devices of one mesh (in mesh order, possibly of several processes): SPMD compiles
+    with XLA's Shardy partitioner, and arrays laid out over the devices. A layout is an
+    HloSharding whose logical device ids are positions in `devices`."""
+
+    def __init__(self, client, devices):
+        self.client = client
+        self.devices = tuple(devices)
+        self.device_list = xc.DeviceList(self.devices)
+        here = client.process_index()
+        # (position, device) of the devices this process holds buffers of
+        self.local = [(i, d) for i, d in enumerate(self.devices) if d.process_index == here]
+        self._by_device = {d: i for i, d in enumerate(self.devices)}
+        self._one = {d: _Sharding(d) for _, d in self.local}
+        self.platform = client.platform
+
+    @staticmethod
+    def layout(tile_dims, tile_devices, replicated_last: bool):
+        """The HloSharding that tiles axis k into tile_dims[k] parts, tile i of the
+        row-major tile grid on the device at position tile_devices[i] (a last extra
+        dimension of tile_dims, with replicated_last, lists devices holding copies)."""
+        if all(t == 1 for t in tile_dims):
+            return xc.HloSharding.replicate()
+        dims = ",".join(map(str, tile_dims))
+        devices = ",".join(map(str, tile_devices))
+        last = " last_tile_dim_replicate" if replicated_last else ""
+        return xc.HloSharding.from_string(f"{{devices=[{dims}]{devices}{last}}}")
+
+    @staticmethod
+    def tiles(layout, shape) -> dict:
+        """{device position: tuple of slices into the global array} for `layout`."""
+        if layout.is_replicated() or not layout.is_tiled():
+            return None   # every device holds all of it
+        dims = list(layout.tile_assignment_dimensions())
+        devices = list(layout.tile_assignment_devices())
+        out = {}
+        for flat, index in enumerate(np.ndindex(*dims)):   # row-major over the tile grid
+            slices = []
+            for axis, n in enumerate(shape):
+                size = -(-n // dims[axis])
+                slices.append(slice(index[axis] * size, min((index[axis] + 1) * size, n)))
+            out[devices[flat]] = tuple(slices)
+        return out
+
+    def put(self, array: np.ndarray, layout):
+        """`array` laid out as `layout` over the mesh (this process's tiles only)."""
+        return self.put_parts(array.shape, array.dtype, layout,
+                              lambda index: array if index is None else array[index])
+
+    def put_parts(self, shape, np_dtype, layout, part):
+        """The global array of `shape` laid out as `layout`, whose tile at `index` (a tuple
+        of slices; None: the whole array) this process has as `part(index)`."""
+        tiles = self.tiles(layout, shape)
+        buffers = []
+        for position, device in self.local:
+            block = np.ascontiguousarray(part(None if tiles is None else tiles[position]))
+            buffers.append(_jax.batched_device_put(
+                _aval(block.shape, block.dtype), self._one[device], [block], [device], True,
+                False, _jax.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, True))
+        return self.assemble(shape, np_dtype, layout, buffers)
+
+    def assemble(self, shape, np_dtype, layout, buffers):
+        """One global array from this process's per-device buffers (in `local` order)."""
+        sharding = _GlobalSharding(self.device_list, layout)
+        try:
+            return _jax.ArrayImpl(_aval(tuple(shape), np.dtype(np_dtype)), sharding, buffers,
+                                  True, _skip_checks=True)
+        except TypeError:   # jaxlib >= 0.11 dropped _skip_checks
+            return _jax.ArrayImpl(_aval(tuple(shape), np.dtype(np_dtype)), sharding, buffers, True)
+
+    def layout_of(self, value):
+        return value._sharding._hlo_sharding
+
+    def shards(self, value) -> list:
+        """(device position, single-device array) of this process's parts of `value`."""
+        return [(self._by_device[a.device], a) for a in value._arrays]
+
+    def compile(self, text: str):
+        options = xc.CompileOptions()
+        options.num_replicas, options.num_partitions = 1, len(self.devices)
+        build = options.executable_build_options
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = True
+        options.device_assignment = xc.DeviceAssignment.create(
+            np.array([[d.id for d in self.devices]], dtype=np.int32))
+        with flush_subnormals():
+            return self.client.compile_and_load(text, self.device_list, options)
+
+    def handlers(self, executable, out_shapes_dtypes):
+        """Result handlers for the output layouts XLA chose; and those layouts."""
+        layouts = [xc.HloSharding.from_proto(p) for p in executable.get_output_shardings()]
+        handlers = [_result_handler(_aval(tuple(s), np.dtype(d)),
+                                    _GlobalSharding(self.device_list, layout))
+                    for (s, d), layout in zip(out_shapes_dtypes, layouts)]
+        return handlers, layouts
+
+    execute = staticmethod(Runtime.execute)
+    cost_analysis = staticmethod(Runtime.cost_analysis)
+
+    @staticmethod
+    def optimized_hlo(executable) -> str:
+        """The partitioned, optimized HLO module (where XLA's collectives are)."""
+        return "\n".join(m.to_string() for m in executable.hlo_modules())
+
+
+def pjrt_devices() -> list:
+    """Every CPU device of every process of the run (PJRT devices, global order)."""
+    return list(cpu_client().devices())
+
+
+# ----------------------------------------------------------------------------- several processes
+# (*private*: _jax.get_distributed_runtime_service / _client, make_gloo_tcp_collectives;
+# ../shared/notes/sharding-and-processes.md section 5)
+
+class _Distributed:
+    """This process's place in a multi-process run (set once by `connect`)."""
+    client = None
+    service = None
+    process_id = 0
+    num_processes = 1
+    hostname = "127.0.0.1"
+
+
+_distributed = _Distributed()
+
+
+class DistributedError(RuntimeError):
+    """The processes of a run could not connect, or a peer went away."""
+
+
+def connect(address: str, num_processes: int, process_id: int, timeout_s: int) -> None:
+    """Join the run coordinated at `address` ("host:port"); process 0 also serves it. Must
+    come before the CPU client is made (its device list spans the processes)."""
+    if _distributed.client is not None:
+        raise RuntimeError("tlaloc.distributed.initialize was already called in this process")
+    if _cpu_made():
+        raise RuntimeError("tlaloc.distributed.initialize must come before tlaloc first uses "
+                           "the CPU (the device list spans the processes)")
+    try:
+        if process_id == 0:
+            _distributed.service = _jax.get_distributed_runtime_service(
+                address, num_processes, heartbeat_timeout=timeout_s,
+                cluster_register_timeout=timeout_s, shutdown_timeout=timeout_s)
+        client = _jax.get_distributed_runtime_client(
+            address, process_id, init_timeout=timeout_s, heartbeat_timeout=timeout_s,
+            shutdown_timeout=timeout_s, rpc_timeout=timeout_s, shutdown_on_destruction=False)
+        client.connect()
+    except Exception as e:   # jaxlib raises its own XlaRuntimeError types here
+        _shutdown_service()
+        raise DistributedError(f"tlaloc.distributed.initialize: process {process_id} of "
+                               f"{num_processes} could not join the run at {address} within "
+                               f"{timeout_s} s: {e}") from None
+    _distributed.client = client
+    _distributed.process_id = process_id
+    _distributed.num_processes = num_processes
+    _distributed.hostname = address.rpartition(":")[0] or "127.0.0.1"
+
+
+def _cpu_made() -> bool:
+    from .._config import cpu_devices_fixed
+    return cpu_devices_fixed()
+
+
+def _shutdown_service():
+    if _distributed.service is not None:
+        try:
+            _distributed.service.shutdown()
+        except Exception:   # already gone
+            pass
+        _distributed.service = None
+
+
+def disconnect() -> None:
+    """Leave the run (a barrier with the other processes, then the service stops)."""
+    client = _distributed.client
+    if client is not None:
+        try:
+            client.shutdown()
+        except Exception:   # a peer already left: nothing to wait for
+            pass
+        _distributed.client = None
+    _shutdown_service()
+
+
+def process_info() -> tuple:
+    """(this process's index, the number of processes)."""
+    return _distributed.process_id, _distributed.num_processes
 
 
 _lapack_ready = False

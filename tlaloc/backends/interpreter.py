@@ -103,7 +103,7 @@ class InterpreterBackend(Backend):
         return value if isinstance(value, np.ndarray) else to_host(value)
 
     def transfer_in(self, value, source_device):
-        return to_host(value)
+        return source_device.backend.to_numpy(value)
 
     def to_numpy(self, value) -> np.ndarray:
         return self.host(value)

@@ -120,7 +120,8 @@ class PjrtBackend(Backend):
             return to_host(value)
 
     def transfer_in(self, value, source_device):
-        return self._put(np.ascontiguousarray(to_host(value)))
+        # the source's backend reads it (an array over a mesh is put together from its parts)
+        return self._put(np.ascontiguousarray(source_device.backend.to_numpy(value)))
 
     def _put(self, array):
         """A device copy of a host array, counted in tlaloc.memory_stats."""

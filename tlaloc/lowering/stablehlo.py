@@ -220,8 +220,10 @@ def _locate(lines, start, where, opname) -> None:
             lines[k] = text + loc
 
 
-def lower_program(program, name="main") -> str:
-    """The StableHLO module text of a Program."""
+def lower_program(program, name="main", *, module_attrs="", prelude="", arg_attrs=None) -> str:
+    """The StableHLO module text of a Program. A program over a mesh of devices adds module
+    attributes (`mhlo.num_partitions`), a `prelude` before the function (`sdy.mesh`), and
+    per-argument attributes (`sdy.sharding`, with any donation among them)."""
     ctx = EmitContext(getattr(program.device, "platform", None))
     n_in = len(program.in_avals)
     names = emit_equations(ctx, program.eqns, [f"%arg{i}" for i in range(n_in)],
@@ -230,10 +232,17 @@ def lower_program(program, name="main") -> str:
     out_avals = program.out_avals()
     # A donated input's buffer may be reused for an output of the same type (in place).
     donor = " {jax.buffer_donor = true}"
-    args = ", ".join(f"%arg{i}: {tensor_type(a)}{donor if i in program.donated else ''}"
-                     for i, a in enumerate(program.in_avals))
+    if arg_attrs is None:
+        args = ", ".join(f"%arg{i}: {tensor_type(a)}{donor if i in program.donated else ''}"
+                         for i, a in enumerate(program.in_avals))
+    else:
+        args = ", ".join(f"%arg{i}: {tensor_type(a)}{f' {{{attrs}}}' if attrs else ''}"
+                         for i, (a, attrs) in enumerate(zip(program.in_avals, arg_attrs)))
     results = ", ".join(tensor_type(a) for a in out_avals)
     body = "\n".join("    " + line for line in ctx.lines)
     ret = ", ".join(names[s] for s in program.outputs)
-    return (f"module @tlaloc {{\n  func.func public @{name}({args}) -> ({results}) {{\n"
+    head = f"module @tlaloc attributes {{{module_attrs}}} {{\n" if module_attrs else "module @tlaloc {\n"
+    if prelude:
+        head += f"  {prelude}\n"
+    return (f"{head}  func.func public @{name}({args}) -> ({results}) {{\n"
             f"{body}\n    \"func.return\"({ret}) : ({results}) -> ()\n  }}\n}}\n")
