@@ -67,8 +67,8 @@ def solve(ns, grad, rng, batch):
 def distances(ns, grad, rng, batch):
     points = rng.standard_normal((64, 32)).astype(np.float32)
     x = rng.standard_normal((batch, 32)).astype(np.float32)
-    return (x, points), lambda x, p: ns.sqrt(ns.sum((x - p) ** 2, axis=-1)), (0, None), \
-        lambda x, p: ns.sqrt(ns.sum((x[:, None, :] - p[None, :, :]) ** 2, axis=-1))
+    return (x, points), lambda x, p: ns.sqrt(ns.sum(ns.square(x - p), axis=-1)), (0, None), \
+        lambda x, p: ns.sqrt(ns.sum(ns.square(x[:, None, :] - p[None, :, :]), axis=-1))
 
 
 WORKLOADS = {"mlp_grads": mlp_grads, "solve": solve, "distances": distances}

@@ -57,3 +57,17 @@ def test_monte_carlo_estimates():
     assert len(errors) == 2 and all(e < 5 for e in errors), out.stdout
     assert "(1 compile of the jitted batch)" in out.stdout
     assert lines[-1].endswith("True")
+
+
+def test_per_example_gradients_match_the_loop():
+    """vmap(grad) of the MLP's loss gives the Python loop's gradients, their mean is the batch
+    gradient, and the clipped mean update respects the norm bound."""
+    out = subprocess.run([sys.executable, str(EXAMPLES / "per_example_gradients.py"),
+                          "--batch", "32"], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    line = next(l for l in out.stdout.splitlines() if l.startswith("largest difference"))
+    loop_gap, mean_gap = (float(part.split(": ")[-1]) for part in line.split(";"))
+    assert loop_gap < 1e-5 and mean_gap < 1e-5, line
+    clip = next(l for l in out.stdout.splitlines() if l.startswith("clipped at norm"))
+    bound, norm = float(clip.split()[3].rstrip(":")), float(clip.split()[-1])
+    assert norm <= bound * (1 + 1e-6), clip
