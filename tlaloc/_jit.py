@@ -37,8 +37,8 @@ def compile_log() -> list:
     return list(COMPILE_LOG)
 
 
-def _record_compile(name, cause, seconds):
-    rec = {"function": name, "cause": cause, "seconds": seconds}
+def _record_compile(name, cause, seconds, **details):
+    rec = {"function": name, "cause": cause, "seconds": seconds, **details}
     COMPILE_LOG.append(rec)
     if config.explain_compiles:
         _log.warning("tlaloc.jit compiled %s in %.3f s: %s", name, seconds, cause)
@@ -200,13 +200,22 @@ class Jitted:
         if traced is None:
             traced = self._trace(args, kwargs, static_pos, leaves, structure, donated)
             self._cache[signature] = traced
-            cause = _difference(self._last_signature, signature, self._param_names)
+            cause = self._cause(self._last_signature, signature)
             self._last_signature = signature
         try:
             evaluate(arrays)
         except ConcretizationError:
             return self.fun(*args, **kwargs), None, ()   # an array of a finished trace: inline
         return self._run(traced, leaves, donated, cause), traced, donated
+
+    def _cause(self, old, new) -> str:
+        """Why a call traces anew: what changed between the last traced signature and this
+        one (tlaloc/_dynamic.py says which bucket instead)."""
+        return _difference(old, new, self._param_names)
+
+    def _compile_details(self) -> dict:
+        """Fields the compile log records beside function, cause and seconds."""
+        return {}
 
     @staticmethod
     def _check_donation(leaves, donated):
@@ -325,7 +334,7 @@ class Jitted:
                 values = traced.device.backend.run(traced.plan, inputs, compiled=True)
             if cause is not None and STATS.misses > misses:
                 _record_compile(getattr(self.fun, "__qualname__", repr(self.fun)), cause,
-                                STATS.compile_seconds - seconds)
+                                STATS.compile_seconds - seconds, **self._compile_details())
             outputs = [Array._from_node(leaf(v, a, traced.device))
                        for v, a in zip(values, traced.out_avals)]
             for cell, k in traced.state_out:
