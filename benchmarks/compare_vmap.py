@@ -9,8 +9,10 @@ jax.jit): `vmap` batches the per-example function, `hand` is the same computatio
 the batch, `loop` calls the jitted per-example function once per example and stacks the
 results. Timings wait for the values (tlaloc.eval; jax: block_until_ready). Repetitions are
 interleaved (each runs every version once, in a rotating order) and the table shows the
-median; the ratios are the ones the issue sets goals for (vmap / hand and tlaloc vmap / jax
-vmap within 1.1x). jax is skipped when it is not installed. docs/vmap.md has a recorded run.
+median; the ratios (of medians, and in parentheses of the fastest runs, which a shared
+machine's load disturbs least) are the ones the issue sets goals for: vmap / hand and tlaloc
+vmap / jax vmap within 1.1x. jax is skipped when it is not installed. docs/vmap.md has a
+recorded run.
 """
 from __future__ import annotations
 
@@ -47,8 +49,8 @@ def jax_variants(name):
 
 
 def measure(fns, reps, loop_reps):
-    """Median seconds per version over interleaved repetitions (after two warm-up calls);
-    the loop, ~100x slower, runs in the first `loop_reps` repetitions only."""
+    """(median, fastest) seconds per version over interleaved repetitions (after two
+    warm-up calls); the loop, far slower, runs in the first `loop_reps` repetitions only."""
     for fn in fns.values():
         fn()
         fn()
@@ -62,7 +64,8 @@ def measure(fns, reps, loop_reps):
             t = now()
             fns[k]()
             times[k].append(now() - t)
-    return {k: statistics.median(v) for k, v in times.items()}
+    return ({k: statistics.median(v) for k, v in times.items()},
+            {k: min(v) for k, v in times.items()})
 
 
 def main(argv=None):
@@ -83,10 +86,11 @@ def main(argv=None):
     for name in names:
         fns = dict(bv.tlaloc_variants(name))
         fns.update(jax_variants(name))
-        t = measure(fns, reps, loop_reps=3 if args.quick else 5)
+        t, fastest = measure(fns, reps, loop_reps=3 if args.quick else 5)
         cells = [f"{t[c] * 1e3:.2f} ms" if c in t else "-" for c in cols]
-        vs_jax = f"{t['vmap'] / t['jax vmap']:.2f}x" if "jax vmap" in t else "-"
-        print(f"| {name} ({bv.SIZES[name]}) | {' | '.join(cells)} | {t['vmap'] / t['hand']:.2f}x "
+        ratio = lambda a, b: f"{t[a] / t[b]:.2f}x ({fastest[a] / fastest[b]:.2f}x)"  # noqa: E731
+        vs_jax = ratio("vmap", "jax vmap") if "jax vmap" in t else "-"
+        print(f"| {name} ({bv.SIZES[name]}) | {' | '.join(cells)} | {ratio('vmap', 'hand')} "
               f"| {vs_jax} | {t['loop'] / t['vmap']:.0f}x |")
 
 

@@ -411,3 +411,49 @@ def test_against_jax_vmap():
     got = xp.vmap(ours, in_axes=(2, 0))(xp.asarray(xs.transpose(1, 2, 0)), xp.asarray(idx))
     want = jax.vmap(theirs, in_axes=(2, 0))(jnp.asarray(xs.transpose(1, 2, 0)), jnp.asarray(idx))
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- rules the namespace reaches rarely
+
+def _on_nodes(fn):
+    """A function of arrays from a function of graph nodes (to call a primitive directly)."""
+    return lambda *arrays: wrap(fn(*[node_of("test", a) for a in arrays]))
+
+
+def test_window_rules_with_a_start_per_example(tier):
+    rng = np.random.default_rng(9)
+    xs = xp.asarray(rng.standard_normal((4, 5, 3)), device=tier)
+    starts = xp.asarray(np.array([-2, 0, 2, 7]), device=tier)      # clamped as StableHLO does
+    zero = xp.asarray(np.int64(0), device=tier)
+    window = _on_nodes(lambda x, s, z: lax.dynamic_slice(x, s, z, sizes=(2, 3)))
+    check(window, xs, starts, zero, in_axes=(0, 0, None))
+    check(window, xs[0], starts, zero, in_axes=(None, 0, None))
+    check(window, xs, zero, zero, in_axes=(1, None, None))
+    update = xp.asarray(rng.standard_normal((4, 2, 3)), device=tier)
+    write = _on_nodes(lambda x, u, s, z: lax.dynamic_update_slice(x, u, s, z))
+    check(write, xs, update, starts, zero, in_axes=(0, 0, 0, None))
+    check(write, xs[0], xp.moveaxis(update, 0, 2), starts, zero, in_axes=(None, 2, 0, None))
+    check(write, xs, update[0], zero, zero, in_axes=(2, None, None, None))
+
+
+def test_pad_with_a_value_per_example(tier):
+    xs = xp.asarray(np.random.default_rng(10).standard_normal((2, 3, 4)), device=tier)
+    values = xp.asarray(np.array([1.5, -2.0, np.nan]), device=tier)
+    padded = _on_nodes(lambda x, v: lax.pad(x, v, low=(1, -1), high=(0, 2), interior=(1, 0)))
+    check(padded, xs, values, in_axes=(1, 0))
+    check(padded, xs, values[0], in_axes=(1, None))
+    check(padded, xs[:, 0], values, in_axes=(None, 0))
+
+
+def test_a_missing_rule_is_named(monkeypatch):
+    monkeypatch.setattr(REGISTRY["sin"], "batch", None)
+    with pytest.raises(NotImplementedError, match="'sin' has no batching rule"):
+        xp.vmap(xp.sin)(xp.ones((2, 3)))
+
+
+def test_nested_named_axes(tier):
+    values = np.random.default_rng(11).standard_normal((2, 3, 4))
+    xs = xp.rename(xp.asarray(values, device=tier), ("model", "batch", None))
+    out = xp.vmap(xp.vmap(lambda x: xp.sum(x * x), axis="batch"), axis="model")(xs)
+    assert out.names == ("model", "batch")
+    np.testing.assert_allclose(out, (values ** 2).sum(-1), rtol=1e-12)
