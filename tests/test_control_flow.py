@@ -322,3 +322,54 @@ def test_export_of_a_while_loop():
     blob = xp.export(f)(a).serialize()
     g = xp.deserialize(blob)
     np.testing.assert_allclose(to_numpy(g.call(a)), np.sqrt([2.0, 16.0]), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- vmap
+
+def _vmap_cases(tier):
+    dev = tier
+    return {
+        # a batched predicate: cond becomes a select of both branches
+        "cond_mapped_pred": (lambda v: xp.cond(v[0] > 2, lambda a: a * 10, lambda a: -a, v),
+                             np.array([[1.0, 2, 3], [4, 5, 6]])),
+        "cond_shared_pred": (lambda v: xp.cond(True, lambda a: a * 10, lambda a: -a, v),
+                             np.array([[1.0, 2], [3, 4]])),
+        # a batched index over three branches (clamped per example)
+        "switch": (lambda v: xp.switch(xp.astype(v[0], xp.int32),
+                                       [lambda a: a, lambda a: a * 2, lambda a: xp.sin(a)], v),
+                   np.array([[0.0, 1], [1, 2], [2, 3], [7, 4], [-3, 5]])),
+        # a batched predicate: the loop runs until every example's condition is false
+        "newton": (lambda a: xp.while_loop(
+            lambda c: xp.abs(c[1]) > 1e-12,
+            lambda c: (0.5 * (c[0] + a / c[0]), 0.5 * (c[0] + a / c[0]) - c[0]),
+            (a, xp.asarray(1.0, device=dev)))[0], np.array([2.0, 9.0, 1e4, 0.25])),
+        "fori_static": (lambda v: xp.fori_loop(0, 3, lambda i, c: c * v + i, v),
+                        np.array([1.0, 2.0, -0.5])),
+        "fori_mapped_trip_count": (lambda v: xp.fori_loop(0, xp.astype(v, xp.int64),
+                                                          lambda i, c: c + 1.5, 0.0),
+                                   np.array([1.0, 3.0, 0.0, 5.0])),
+        "scan": (lambda row: xp.scan(lambda c, a: (c + a, c * a), 0.0, row),
+                 np.array([[1.0, 2, 3], [4, 5, 6]])),
+        "scan_reverse_unrolled": (lambda row: xp.scan(lambda c, a: (c * 0.5 + a, xp.stack([c, a])),
+                                                      xp.zeros((), device=dev), row,
+                                                      reverse=True, unroll=2)[1],
+                                  np.array([[1.0, 2, 3, 4, 5], [6, 7, 8, 9, 10]])),
+        "grad_of_scan": (xp.grad(lambda th: xp.sum(xp.scan(
+            lambda c, a: (c * th + a, c), 1.0, xp.asarray([1.0, 2, 3], device=dev))[1])),
+            np.array([0.5, 1.0, -2.0])),
+    }
+
+
+@pytest.mark.parametrize("case", ["cond_mapped_pred", "cond_shared_pred", "switch", "newton",
+                                  "fori_static", "fori_mapped_trip_count", "scan",
+                                  "scan_reverse_unrolled", "grad_of_scan"])
+def test_vmap_matches_a_loop_over_examples(tier, case):
+    fn, data = _vmap_cases(tier)[case]
+    batch = xp.asarray(data, device=tier)
+    got = xp.vmap(fn)(batch)
+    per_example = [fn(xp.asarray(row, device=tier)) for row in data]
+    got_leaves = xp.tree.leaves(got)
+    for k, leaf in enumerate(got_leaves):
+        want = np.stack([to_numpy(xp.tree.leaves(e)[k]) for e in per_example])
+        assert_matches(leaf, want)
+    assert_matches(xp.tree.leaves(xp.jit(xp.vmap(fn))(batch))[0], to_numpy(got_leaves[0]))

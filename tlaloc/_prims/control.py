@@ -15,6 +15,7 @@ derivatives reach closed-over parameters. Derivative rules replay a sub-program 
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import NamedTuple
 
@@ -27,6 +28,7 @@ from .._graph import Aval, ConcretizationError, Equation, Node, bind, unnamed
 from ..lowering.stablehlo import emit_equations
 from . import ad, lax
 from .autodiff import custom_call
+from .batching import moved, size_of
 from .core import Primitive
 
 _I64 = Aval((), dt.int64)
@@ -292,14 +294,16 @@ class Region(Primitive):
       * `jvp_all(tangents, *operands, out, wanted, **params) -> {output: tangent}` for the
         results `wanted`, as one derived op;
       * `vjp_all(cts, *operands, out, **params) -> cotangent per operand` from `cts`
-        ({output: cotangent}), as one derived op.
+        ({output: cotangent}), as one derived op;
+      * `batch_all(dims, *operands, **params) -> {output: (node, mapped axis)}` (vmap).
     (`out` is one of the result nodes.) The per-node `jvp`/`vjp` are these for one result;
     the autodiff engine and `backward` call the `_all` rules once per op. Other rules
     (`batch`, `source`) are passed on to `Primitive`."""
 
     __slots__ = ("run_all", "jvp_all", "vjp_all")
 
-    def __init__(self, name, *, infer, emit_all, run_all, jvp_all=None, vjp_all=None, **rules):
+    def __init__(self, name, *, infer, emit_all, run_all, jvp_all=None, vjp_all=None,
+                 batch_all=None, **rules):
         def emit(ctx, *operands, output, **params):
             key = (name, tuple(params.items()), operands)
             return ctx.once(key, lambda: emit_all(ctx, *operands, **params))[output]
@@ -313,6 +317,8 @@ class Region(Primitive):
         def vjp(ct, *operands, out, output, **params):
             return vjp_all({output: ct}, *operands, out=out, **params)
 
+        if batch_all is not None:
+            rules["batch"] = _batched_once(name, batch_all)
         super().__init__(name, infer=infer, emit=emit, impl=impl,
                          jvp=None if jvp_all is None else jvp,
                          vjp=None if vjp_all is None else vjp,
@@ -320,6 +326,26 @@ class Region(Primitive):
         self.run_all = run_all
         self.jvp_all = jvp_all
         self.vjp_all = vjp_all
+
+
+class _LastBatched(threading.local):
+    op = None      # (name, params, operands, dims, results) of the op batched last
+
+
+_last_batched = _LastBatched()
+
+
+def _batched_once(name, batch_all):
+    """A region op's batching rule from `batch_all`: vmap rewrites the nodes of the op's
+    results one after the other, on the same batched operands; the op is batched once."""
+    def batch(dims, *operands, output, **params):
+        last = _last_batched.op
+        if last is None or last[0] != name or last[3] != dims or last[1] != params or \
+                len(last[2]) != len(operands) or any(a is not b for a, b in zip(last[2], operands)):
+            last = _last_batched.op = (name, params, operands, dims,
+                                       batch_all(dims, *operands, **params))
+        return last[4][output]
+    return batch
 
 
 # node -> weakrefs to the result nodes one `results` call made (the autodiff engine reads
@@ -342,7 +368,86 @@ def group_of(node):
     return _GROUPS.get(node)
 
 
-# ----------------------------------------------------------------------------- cond / switch
+# ----------------------------------------------------------------------------- batching
+#
+# A sub-program on a batch: each equation recorded again by its primitive's batching rule
+# (`replay_batched`). Operands and results of the derived region ops have their mapped axis
+# first (0) or none; a loop's carry is mapped when its initial value or the body maps it.
+
+def replay_batched(sub, inputs, dims, device):
+    """(output nodes, their mapped axes) of `sub` on `inputs` mapped along `dims`."""
+    env, env_dims = list(inputs), list(dims)
+    for prim, params, slots, _ in sub.eqns:
+        args = tuple(env[s] for s in slots)
+        ds = tuple(env_dims[s] for s in slots)
+        if all(d is None for d in ds):
+            node, d = bind(prim, args, params, device), None
+        elif prim is custom_call:
+            raise NotImplementedError("vmap: a custom derivative rule (custom_vjp, custom_jvp, "
+                                      "checkpoint) inside a control-flow body is not batched")
+        elif prim.batch is None:
+            raise NotImplementedError(f"vmap: primitive '{prim.name}' has no batching rule")
+        else:
+            node, d = prim.batch(ds, *args, **params)
+        env.append(node)
+        env_dims.append(d)
+    return [env[s] for s in sub.outputs], [env_dims[s] for s in sub.outputs]
+
+
+def _batched_aval(a, d, size):
+    if d is None:
+        return a
+    return Aval((size,) + a.shape, a.dtype, None if a.names is None else (None,) + a.names)
+
+
+def _front(nodes, dims, size):
+    """Operands with their mapped axis first (unmapped ones unchanged); their dims."""
+    return ([x if d is None else moved(x, d, 0, size) for x, d in zip(nodes, dims)],
+            [None if d is None else 0 for d in dims])
+
+
+def _out_dims(sub, dims, size, device):
+    """The mapped axes of `sub`'s outputs on inputs mapped along `dims` (a trial trace)."""
+    avals = [_batched_aval(a, d, size) for a, d in zip(sub.in_avals, dims)]
+    found = []
+    trace(lambda *nodes: found.extend(replay_batched(sub, nodes, dims, device)[1]) or [],
+          avals, device, "a batched control-flow body")
+    return found
+
+
+def _carry_dims(subs, dims, n_carry, size, device):
+    """The carries' mapped axes: mapped where the initial value is, or where a body (each
+    of `subs` returns the carry first) maps it from mapped values: a fixed point."""
+    dims = list(dims)
+    while True:
+        changed = False
+        for sub in subs:
+            for i, d in enumerate(_out_dims(sub, dims, size, device)[:n_carry]):
+                if d is not None and dims[i] is None:
+                    dims[i], changed = 0, True
+        if not changed:
+            return dims
+
+
+def _batched_programs(subs, dims, size, device, forces, what):
+    """`subs` (one operand list) on the batch, output k of sub j moved to axis 0 where
+    `forces[j][k]` is 0 (None: left as replayed, unmapped), with the values they capture."""
+    avals = [_batched_aval(a, d, size) for a, d in zip(subs[0].in_avals, dims)]
+
+    def fn(sub, force):
+        def f(*nodes):
+            outs, ods = replay_batched(sub, nodes, dims, device)
+            return [o if want is None else moved(o, d, 0, size)
+                    for o, d, want in zip(outs, ods, force)]
+        return f
+    return programs([fn(sub, force) for sub, force in zip(subs, forces)], avals, device, what)
+
+
+def _broadcast_pred(pred, like):
+    """A (size,) predicate broadcast along `like`'s axes (its mapped axis first)."""
+    return lax.broadcast_in_dim(pred, shape=like.aval.shape, dims=(0,))
+
+
 
 def _cond_infer(index, *operands, branches, output):
     if index.shape != () or (index.dtype is not dt.bool and index.dtype is not dt.int32):
@@ -430,8 +535,38 @@ def _cond_vjp_all(cts, index, *operands, out, branches):
     return (None, *in_cts)
 
 
+def _cond_batch_all(dims, index, *operands, branches):
+    size = size_of(dims, (index,) + operands)
+    device = index.device
+    ops, op_dims = _front(operands, dims[1:], size)
+    n_out = len(branches[0].outputs)
+    mapped = [any(d is not None for d in ds) for ds in zip(*[
+        _out_dims(b, op_dims, size, device) for b in branches])] if n_out else []
+    if dims[0] is None:      # one branch runs for the whole batch
+        force = [0 if m else None for m in mapped]
+        subs, captured = _batched_programs(branches, op_dims, size, device,
+                                           [force] * len(branches), "a batched cond branch")
+        nodes = results(cond, (index, *ops, *captured), {"branches": tuple(subs)},
+                        range(n_out), device)
+        return {k: (n, 0 if m else None) for k, (n, m) in enumerate(zip(nodes, mapped))}
+    # a predicate per example: every branch runs, and each example takes its branch's values
+    idx = moved(index, dims[0], 0, size)
+    outs = []
+    for b in branches:
+        nodes, ods = replay_batched(b, ops, op_dims, device)
+        outs.append([moved(n, d, 0, size) for n, d in zip(nodes, ods)])
+    chosen = outs[-1]
+    for k in range(len(branches) - 2, -1, -1):
+        if idx.aval.dtype is dt.bool:
+            pick = lax.bitwise_not(idx) if k == 0 else idx
+        else:
+            pick = lax.compare(idx, ad.const(idx, k), direction="EQ")
+        chosen = [lax.select(_broadcast_pred(pick, c), o, c) for o, c in zip(outs[k], chosen)]
+    return {k: (n, 0) for k, n in enumerate(chosen)}
+
+
 cond = Region("cond", infer=_cond_infer, emit_all=_cond_emit_all, run_all=_cond_run_all,
-              jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all)
+              jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all, batch_all=_cond_batch_all)
 
 
 # ----------------------------------------------------------------------------- while
@@ -518,8 +653,45 @@ def _while_vjp_all(cts, *operands, out, **params):
         "Python int bounds (a scan), or forward mode (tlaloc.jvp, jacfwd)")
 
 
+def _while_batch_all(dims, *operands, cond, body, n_carry):
+    size = size_of(dims, operands)
+    device = operands[0].device
+    ops, op_dims = _front(operands, dims, size)
+    op_dims = _carry_dims([body], op_dims, n_carry, size, device)
+    if _out_dims(cond, op_dims, size, device)[0] is not None:
+        # a predicate per example: the loop runs until every example's is false, and the
+        # examples that finished keep their carry
+        op_dims[:n_carry] = [0] * n_carry
+        avals = [_batched_aval(a, d, size) for a, d in zip(body.in_avals, op_dims)]
+
+        def pred_of(nodes):
+            (p,), (d,) = replay_batched(cond, nodes, op_dims, device)
+            return moved(p, d, 0, size)
+
+        def any_lane(*nodes):
+            return [lax.reduce_max(pred_of(nodes), axes=(0,))]
+
+        def masked_body(*nodes):
+            p = pred_of(nodes)
+            new, ds = replay_batched(body, nodes, op_dims, device)
+            return [lax.select(_broadcast_pred(p, old), moved(n, d, 0, size), old)
+                    for n, d, old in zip(new, ds, nodes[:n_carry])]
+
+        (c_sub, b_sub), captured = programs([any_lane, masked_body], avals, device,
+                                            "a batched while_loop")
+    else:
+        carry_force = [None if d is None else 0 for d in op_dims[:n_carry]]
+        (c_sub, b_sub), captured = _batched_programs(
+            [cond, body], op_dims, size, device, [[None], carry_force], "a batched while_loop")
+    for i in range(n_carry):
+        ops[i] = moved(operands[i], dims[i], 0, size) if op_dims[i] == 0 else operands[i]
+    params = {"cond": c_sub, "body": b_sub, "n_carry": n_carry}
+    nodes = results(while_, (*ops, *captured), params, range(n_carry), device)
+    return {k: (n, op_dims[k]) for k, n in enumerate(nodes)}
+
+
 while_ = Region("while", infer=_while_infer, emit_all=_while_emit_all, run_all=_while_run_all,
-                jvp_all=_while_jvp_all, vjp_all=_while_vjp_all)
+                jvp_all=_while_jvp_all, vjp_all=_while_vjp_all, batch_all=_while_batch_all)
 
 
 # ----------------------------------------------------------------------------- scan
@@ -767,8 +939,37 @@ def _scan_vjp_all(cts, *operands, out, body, n_carry, n_xs, length, reverse, unr
     return tuple(in_cts)
 
 
+def _scan_batch_all(dims, *operands, body, n_carry, n_xs, length, reverse, unroll,
+                    save_carries):
+    size = size_of(dims, operands)
+    device = operands[0].device
+    carry, xs, consts = _scan_parts(operands, n_carry, n_xs)
+    c_dims, x_dims, k_dims = _scan_parts(dims, n_carry, n_xs)
+    # the body sees rows of xs: a mapped xs has its mapped axis second (after the scanned one)
+    xs = [x if d is None else moved(x, d, 1, size) for x, d in zip(xs, x_dims)]
+    consts, k_dims = _front(consts, k_dims, size)
+    row_dims = [None if d is None else 0 for d in x_dims]
+    in_dims = [None if d is None else 0 for d in c_dims] + row_dims + k_dims
+    in_dims = _carry_dims([body], in_dims, n_carry, size, device)
+    c_dims = in_dims[:n_carry]
+    y_dims = _out_dims(body, in_dims, size, device)[n_carry:]
+    force = c_dims + [None if d is None else 0 for d in y_dims]
+    (sub,), captured = _batched_programs([body], in_dims, size, device, [force],
+                                         "a batched scan body")
+    carry = [c if d is None and cd is None else moved(c, d, 0, size)
+             for c, d, cd in zip(carry, dims[:n_carry], c_dims)]
+    params = {"body": sub, "n_carry": n_carry, "n_xs": n_xs, "length": length,
+              "reverse": reverse, "unroll": unroll, "save_carries": save_carries}
+    layout = _scan_layout(body, n_carry, n_xs, save_carries, length)
+    nodes = results(scan, (*carry, *xs, *consts, *captured), params, range(len(layout)),
+                    device)
+    out_dims = c_dims + [None if d is None else 1 for d in y_dims] + \
+        ([None if d is None else 1 for d in c_dims] if save_carries else [])
+    return {k: (n, d) for k, (n, d) in enumerate(zip(nodes, out_dims))}
+
+
 scan = Region("scan", infer=_scan_infer, emit_all=_scan_emit_all, run_all=_scan_run_all,
-              jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all)
+              jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all, batch_all=_scan_batch_all)
 
 __all__ = ["SubProgram", "Region", "cond", "while_", "scan", "trace", "build", "union",
            "programs", "replay", "backward", "run", "shared_value", "results"]
