@@ -375,6 +375,11 @@ class _Distributed:
     process_id = 0
     num_processes = 1
     hostname = "127.0.0.1"
+    failure = None     # what the service reported about a peer, if anything
+
+    @classmethod
+    def peer_failed(cls, status, *rest):
+        cls.failure = str(status)
 
 
 _distributed = _Distributed()
@@ -397,9 +402,13 @@ def connect(address: str, num_processes: int, process_id: int, timeout_s: int) -
             _distributed.service = _jax.get_distributed_runtime_service(
                 address, num_processes, heartbeat_timeout=timeout_s,
                 cluster_register_timeout=timeout_s, shutdown_timeout=timeout_s)
+        # jaxlib's default answer to an error the service reports (a peer that never
+        # joined or stopped beating) is to abort this process from a C++ thread; recorded
+        # instead, it surfaces as the error of the call that waits (connect, a collective)
         client = _jax.get_distributed_runtime_client(
             address, process_id, init_timeout=timeout_s, heartbeat_timeout=timeout_s,
-            shutdown_timeout=timeout_s, rpc_timeout=timeout_s, shutdown_on_destruction=False)
+            shutdown_timeout=timeout_s, rpc_timeout=timeout_s, shutdown_on_destruction=False,
+            missed_heartbeat_callback=_distributed.peer_failed)
         client.connect()
     except Exception as e:   # jaxlib raises its own XlaRuntimeError types here
         _shutdown_service()
