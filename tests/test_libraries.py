@@ -9,6 +9,9 @@ conversion to NumPy: every `__array__`/`__dlpack__` call on a tlaloc array is co
 results must be tlaloc arrays or Python scalars) or converts to NumPy internally (the
 count must be positive, so the documentation stays true as the libraries change).
 A skipped case names the library's own limitation; tlaloc bugs are fixed, never skipped.
+A case declared with `dtypes=FLOATS` runs twice: on the float64 data, and as "<name>
+[float32]" on the same data in float32 (both NumPy's and tlaloc's run), where the results'
+dtypes must agree too.
 """
 from __future__ import annotations
 
@@ -35,17 +38,29 @@ class Case:
     rtol: float
     atol: float
     skip: str | None
+    dtype: str = "float64"       # the dtype of Data's floating inputs for this run
 
 
 CASES: dict[str, Case] = {}
+FLOATS = ("float64", "float32")
+# float32 runs compare two float32 computations whose sums and FFTs round in other orders
+FLOAT32_TOLERANCE = {"rtol": 2e-4, "atol": 2e-5}
 
 
-def case(name, *, native=True, rtol=1e-9, atol=1e-11, skip=None):
+def case(name, *, native=True, rtol=1e-9, atol=1e-11, skip=None, dtypes=("float64",),
+         rtol32=None, atol32=None):
     """Register `fn(m)`, called once with m = numpy and once with m = tlaloc; the results
-    (arrays, scalars, or tuples/lists/dicts of them) are compared."""
+    (arrays, scalars, or tuples/lists/dicts of them) are compared. With "float32" in
+    `dtypes`, a second case runs on the float32 data (tolerances rtol32/atol32)."""
     def register(fn):
-        assert name not in CASES, name
-        CASES[name] = Case(name, fn, native, rtol, atol, skip)
+        for dtype in dtypes:
+            key = name if dtype == "float64" else f"{name} [{dtype}]"
+            assert key not in CASES, key
+            if dtype == "float64":
+                CASES[key] = Case(key, fn, native, rtol, atol, skip)
+            else:
+                CASES[key] = Case(key, fn, native, rtol32 or FLOAT32_TOLERANCE["rtol"],
+                                  atol32 or FLOAT32_TOLERANCE["atol"], skip, dtype)
         return fn
     return register
 
@@ -157,7 +172,7 @@ cases("sklearn.", {
                                            covariance_type="spherical", random_state=0,
                                            init_params="random", max_iter=10),
                                       "means_", "covariances_", "predict", y=None, X="blobs"),
-})
+}, dtypes=FLOATS)
 D.pos_gram = D.pos @ D.pos.T
 
 case("sklearn.GaussianMixture full", skip=(
@@ -172,11 +187,12 @@ case("sklearn.LinearDiscriminantAnalysis solver='eigen' or 'lsqr'", skip=(
     "array-api-strict fails the same way. The default solver='svd' runs natively"))(None)
 
 # LabelBinarizer moves the labels to NumPy (scikit-learn builds a sparse matrix there)
-case("sklearn.RidgeClassifierCV", native=False)(
+case("sklearn.RidgeClassifierCV", native=False, dtypes=FLOATS)(
     _fit(_est("sklearn.linear_model.RidgeClassifierCV"), "decision_function", "predict"))
 # scipy.optimize.minimize(method="L-BFGS-B") works on NumPy: scikit-learn computes the loss and
 # its gradient with tlaloc and moves the gradient to NumPy once per iteration
-case("sklearn.LogisticRegression lbfgs", native=False, rtol=2e-5, atol=1e-6)(
+case("sklearn.LogisticRegression lbfgs", native=False, rtol=2e-5, atol=1e-6, dtypes=FLOATS,
+     rtol32=2e-3, atol32=2e-4)(
     _fit(_est("sklearn.linear_model.LogisticRegression", max_iter=200), "coef_", "intercept_",
          "predict_proba", "score", y="y3"))
 
@@ -198,7 +214,7 @@ def _label_encoder(m):
     return enc.classes_, enc.transform(m.asarray(D.ints[::-1])), enc.inverse_transform(m.asarray([0, 2]))
 
 
-@case("sklearn.Pipeline scaler-PCA-LDA")
+@case("sklearn.Pipeline scaler-PCA-LDA", dtypes=FLOATS)
 def _pipeline(m):
     _sk()
     from sklearn.decomposition import PCA
@@ -222,7 +238,7 @@ def _pipeline_logistic(m):
     return pipe.predict_proba(X), pipe.score(X, y)
 
 
-@case("sklearn.GridSearchCV Ridge")
+@case("sklearn.GridSearchCV Ridge", dtypes=FLOATS)
 def _grid_search(m):
     _sk()
     from sklearn.linear_model import Ridge
@@ -434,16 +450,57 @@ cases("scipy.", {
     "signal.windows.gaussian": lambda m: _sp("scipy.signal").windows.gaussian(16, 2.5, xp=m),
     "signal.windows.tukey": lambda m: _sp("scipy.signal").windows.tukey(16, 0.4, xp=m),
     "signal.get_window": lambda m: _sp("scipy.signal").get_window(("kaiser", 4.0), 20, xp=m),
-    "signal.fftconvolve": lambda m: _sp("scipy.signal").fftconvolve(m.asarray(D.v),
-                                                                    m.asarray(D.v[:5])),
-    "signal.fftconvolve 2-d same": lambda m: _sp("scipy.signal").fftconvolve(
-        m.asarray(D.X), m.asarray(D.X[:3, :2]), mode="same"),
     "integrate.trapezoid": lambda m: _sp("scipy.integrate").trapezoid(m.asarray(D.X), axis=0),
     "integrate.trapezoid x": lambda m: _sp("scipy.integrate").trapezoid(
         m.asarray(D.v), x=m.asarray(np.cumsum(np.abs(D.v)))),
     "integrate.cumulative_trapezoid": lambda m: _sp("scipy.integrate").cumulative_trapezoid(
         m.asarray(D.v), dx=0.5, initial=0),
 }, rtol=1e-11, atol=1e-12)
+cases("scipy.signal.", {
+    "fftconvolve": lambda m: _sp("scipy.signal").fftconvolve(m.asarray(D.v), m.asarray(D.v[:5])),
+    "fftconvolve 2-d same": lambda m: _sp("scipy.signal").fftconvolve(
+        m.asarray(D.X), m.asarray(D.X[:3, :2]), mode="same"),
+    "fftconvolve valid axes": lambda m: _sp("scipy.signal").fftconvolve(
+        m.asarray(D.X), m.asarray(D.X[:5, :1]), mode="valid", axes=0),
+    "resample down": lambda m: _sp("scipy.signal").resample(m.asarray(D.v), 20),
+    "resample up": lambda m: _sp("scipy.signal").resample(m.asarray(D.v), 45),
+    # the resampled signal; its new sample times are (int64 arange) * (float32 step), which
+    # NumPy promotes to float64 and the standard leaves to the library (tlaloc: float32)
+    "resample axis t": lambda m: _sp("scipy.signal").resample(
+        m.asarray(D.X), 25, t=m.asarray(np.arange(40.0).astype(D.X.dtype)), axis=0)[0],
+    "hilbert": lambda m: _sp("scipy.signal").hilbert(m.asarray(D.v)),
+    "hilbert N axis": lambda m: _sp("scipy.signal").hilbert(m.asarray(D.X), N=48, axis=0),
+}, rtol=1e-11, atol=1e-12, dtypes=FLOATS)
+
+
+def _elementwise_opt():
+    from scipy.optimize import elementwise
+    return elementwise
+
+
+def _result(res, *fields):
+    return {f: getattr(res, f) for f in fields}
+
+
+# scipy.optimize.elementwise solves many scalar problems at once, in the arrays' namespace
+cases("scipy.optimize.elementwise.", {
+    "find_root": lambda m: _result(_elementwise_opt().find_root(
+        lambda x, c: x ** 3 - c, (m.zeros_like(m.asarray(D.v)) - 5, m.zeros_like(m.asarray(D.v)) + 5),
+        args=(m.asarray(D.v),)), "x", "f_x", "success", "status"),
+    "find_root tolerances": lambda m: _result(_elementwise_opt().find_root(
+        lambda x, c: m.exp(x) - c, (m.asarray(D.pos[:, 0]) * 0 - 3, m.asarray(D.pos[:, 0]) * 0 + 3),
+        args=(m.asarray(D.pos[:, 0]),), tolerances={"xatol": 1e-4}), "x", "success", "nit"),
+    "find_minimum": lambda m: _result(_elementwise_opt().find_minimum(
+        lambda x, c: (x - c) ** 2 + m.cos(x), (m.asarray(D.v) - 4, m.asarray(D.v), m.asarray(D.v) + 4),
+        args=(m.asarray(D.v),)), "x", "f_x", "success", "status"),
+    "bracket_root": lambda m: _result(_elementwise_opt().bracket_root(
+        lambda x, c: x - c, m.zeros_like(m.asarray(D.v)), args=(m.asarray(D.v) * 10,)),
+        "bracket", "success"),
+    "bracket_minimum": lambda m: _result(_elementwise_opt().bracket_minimum(
+        lambda x, c: (x - c) ** 2, m.zeros_like(m.asarray(D.v)), args=(m.asarray(D.v) * 10,)),
+        "bracket", "success"),
+}, rtol=1e-9, atol=1e-10, dtypes=FLOATS, rtol32=1e-3, atol32=1e-4)
+
 case("scipy.signal.oaconvolve", skip=(
     "SciPy 1.17 adds the overlaps with `ret_overpart += overpart` on a view of the result; "
     "tlaloc arrays are values, not views, so the overlaps are lost. SciPy lists it as "
@@ -489,8 +546,6 @@ cases("array_api_extra.", {
     "at set": lambda m: _xpx().at(m.asarray(D.X))[1:3, 0].set(0.0),
     "at add (array index)": lambda m: _xpx().at(m.asarray(D.X))[m.asarray([0, 2])].add(1.0),
     "at multiply (mask)": lambda m: (lambda X: _xpx().at(X)[X > 0].multiply(2.0))(m.asarray(D.X)),
-    "at min": lambda m: _xpx().at(m.asarray(D.X), (slice(None), 1)).min(0.0),
-    "at max": lambda m: _xpx().at(m.asarray(D.X))[0].max(0.5),
     "at power": lambda m: _xpx().at(m.asarray(D.X))[0].power(2),
     "at divide": lambda m: _xpx().at(m.asarray(D.X))[:, -1].divide(2.0),
     "at subtract": lambda m: _xpx().at(m.asarray(D.X))[3].subtract(m.asarray(D.X[4])),
@@ -519,7 +574,17 @@ cases("array_api_extra.", {
     "deg2rad": lambda m: _xpx().deg2rad(m.asarray(D.v)),
     "broadcast_shapes": lambda m: _xpx().broadcast_shapes((2, 1), (3,)),
     "default_dtype": lambda m: str(_xpx().default_dtype(m)),
+}, rtol=1e-12, atol=1e-14, dtypes=FLOATS)
+cases("array_api_extra.", {
+    "at min": lambda m: _xpx().at(m.asarray(D.X), (slice(None), 1)).min(0.0),
+    "at max": lambda m: _xpx().at(m.asarray(D.X))[0].max(0.5),
 }, rtol=1e-12, atol=1e-14)
+for _name in ("at min", "at max"):
+    case(f"array_api_extra.{_name} [float32]", skip=(
+        "array-api-extra 0.11 turns the Python float into a float64 array (xp.asarray(y)) "
+        "and stores minimum(x[idx], y), a float64 array, into the float32 x; the standard "
+        "leaves mixed-dtype __setitem__ undefined and tlaloc refuses it, as array-api-strict "
+        "does (TypeError: mismatched dtypes)"))(None)
 case("array_api_extra.lazy_apply", native=False)(
     lambda m: _xpx().lazy_apply(lambda a: np.sin(a), m.asarray(D.X)))
 
@@ -590,12 +655,13 @@ def _leaves(obj, path="result"):
 _PRISTINE = {}
 
 
-def _restore_data():
-    """The NumPy inputs again, as they were: a NumPy run may update them in place."""
+def _restore_data(dtype="float64"):
+    """The NumPy inputs again, as they were (a NumPy run may update them in place), the
+    floating ones in `dtype`."""
     if not _PRISTINE:
         _PRISTINE.update({k: v.copy() for k, v in vars(Data).items() if isinstance(v, np.ndarray)})
     for k, v in _PRISTINE.items():
-        setattr(Data, k, v.copy())
+        setattr(Data, k, v.astype(dtype) if v.dtype.kind == "f" else v.copy())
 
 
 def _run_worker(out_path):
@@ -619,9 +685,9 @@ def _run_worker(out_path):
             continue
         start = time.perf_counter()
         try:
-            _restore_data()
+            _restore_data(c.dtype)
             expected = c.fn(np)
-            _restore_data()
+            _restore_data(c.dtype)
             counts["n"] = 0
             actual = c.fn(tlaloc)
             conversions = counts["n"]
@@ -640,6 +706,8 @@ def _run_worker(out_path):
                 if a_np.shape != e_np.shape:
                     problems.append(f"{path}: shape {a_np.shape} != {e_np.shape}")
                     continue
+                if c.dtype != "float64" and e_np.dtype.kind in "fc" and a_np.dtype != e_np.dtype:
+                    problems.append(f"{path}: dtype {a_np.dtype} != {e_np.dtype}")
                 try:
                     np.testing.assert_allclose(a_np, e_np, rtol=c.rtol, atol=c.atol,
                                                equal_nan=True)
