@@ -5,6 +5,7 @@ from __future__ import annotations
 from .core import declare
 from . import ad
 from . import batching as bt
+from . import padding as pd
 
 
 def _first(x, *rest, **params):
@@ -18,18 +19,20 @@ def _emit_first(ctx, x, *rest, **params):
 # The variable a derivative is taken with respect to: identity, and linear.
 variable = declare(
     "variable", infer=_first, emit=_emit_first, impl=_first, source="{0}", batch=bt.unary("variable"),
+    padding=pd.ignore("variable"),
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
 
 # Blocks derivatives: zero tangent, zero cotangent.
 stop_gradient = declare(
     "stop_gradient", infer=_first, emit=_emit_first, impl=_first, source="{0}", batch=bt.unary("stop_gradient"),
+    padding=pd.ignore("stop_gradient"),
     **ad.no_derivative())
 
 # Keeps XLA from merging a recomputation (checkpoint) with the forward pass.
 optimization_barrier = declare(
     "optimization_barrier", infer=_first, impl=_first, source="{0}",
-    batch=bt.unary("optimization_barrier"),
+    batch=bt.unary("optimization_barrier"), padding=pd.ignore("optimization_barrier"),
     emit=lambda ctx, x: ctx.simple("stablehlo.optimization_barrier", x),
     jvp=lambda tangents, x, *, out: tangents[0],
     vjp=lambda ct, x, *, out: (ct,))
@@ -52,6 +55,7 @@ def _custom_rules():
 # function returns several (None for one).
 custom_call = declare("custom_derivative_call", infer=_first, emit=_emit_first, impl=_first,
                       source="{0}", batch=bt.custom_call,
+                      padding=pd.ignore("custom_derivative_call"),
                       **_custom_rules())
 
 
@@ -71,5 +75,5 @@ def _refuse_jvp(tangents, x, *, out, what):
 # family marks its shape parameters with it).
 nondifferentiable = declare(
     "nondifferentiable", infer=_first, emit=_emit_first, impl=_first, source="{0}",
-    batch=bt.unary("nondifferentiable"),
+    batch=bt.unary("nondifferentiable"), padding=pd.ignore("nondifferentiable"),
     jvp=_refuse_jvp, vjp=_refuse_vjp)

@@ -30,6 +30,7 @@ from . import ad, lax
 from .autodiff import custom_call
 from .batching import moved, size_of
 from .core import Primitive
+from . import padding as pd
 
 _I64 = Aval((), dt.int64)
 _PRED = Aval((), dt.bool)
@@ -285,6 +286,11 @@ def shared_value(shared, prim, params, slots, arrays):
 
 
 # ----------------------------------------------------------------------------- region primitives
+
+# Sub-programs are traced without the padding rules: a region cannot take padded operands.
+_PADDED_REGION = ("its sub-programs would see the padding; pass the data at its true size "
+                  "or keep dynamic axes out of control flow")
+
 
 class Region(Primitive):
     """A primitive with several results (one node per result, parameter `output`) and
@@ -566,7 +572,8 @@ def _cond_batch_all(dims, index, *operands, branches):
 
 
 cond = Region("cond", infer=_cond_infer, emit_all=_cond_emit_all, run_all=_cond_run_all,
-              jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all, batch_all=_cond_batch_all)
+              jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all, batch_all=_cond_batch_all,
+              padding=pd.cannot("cond", _PADDED_REGION))
 
 
 # ----------------------------------------------------------------------------- while
@@ -691,7 +698,8 @@ def _while_batch_all(dims, *operands, cond, body, n_carry):
 
 
 while_ = Region("while", infer=_while_infer, emit_all=_while_emit_all, run_all=_while_run_all,
-                jvp_all=_while_jvp_all, vjp_all=_while_vjp_all, batch_all=_while_batch_all)
+                jvp_all=_while_jvp_all, vjp_all=_while_vjp_all, batch_all=_while_batch_all,
+              padding=pd.cannot("while", _PADDED_REGION))
 
 
 # ----------------------------------------------------------------------------- scan
@@ -969,7 +977,8 @@ def _scan_batch_all(dims, *operands, body, n_carry, n_xs, length, reverse, unrol
 
 
 scan = Region("scan", infer=_scan_infer, emit_all=_scan_emit_all, run_all=_scan_run_all,
-              jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all, batch_all=_scan_batch_all)
+              jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all, batch_all=_scan_batch_all,
+              padding=pd.cannot("scan", _PADDED_REGION))
 
 __all__ = ["SubProgram", "Region", "cond", "while_", "scan", "trace", "build", "union",
            "programs", "replay", "backward", "run", "shared_value", "results"]

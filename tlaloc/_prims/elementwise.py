@@ -11,6 +11,7 @@ from .. import _dtypes as dt
 from ..lowering import fast_trig
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from . import complex_math as cm
 from .core import aval, common_shape, declare, kinds_check
 
@@ -30,14 +31,15 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=No
     return declare(name, infer=infer, emit=emit or (lambda ctx, x: ctx.simple(hlo, x)),
                    impl=impl, elementwise=True, formula=formula, formula_kinds=formula_kinds,
                    source=source or f"xp.{name}({{0}})", batch=bt.elementwise(name),
-                   **(rules or ad.no_derivative()))
+                   padding=pd.ignore(name), **(rules or ad.no_derivative()))
 
 
 def _binary(name, hlo, impl, kinds, rules=None, source=None, emit=None, formula=None):
     return declare(name, infer=kinds_check(name, kinds), elementwise=True, formula=formula,
                    emit=emit or (lambda ctx, x, y: ctx.simple(hlo, x, y)), impl=impl,
                    source=source if source is not None else f"xp.{name}({{0}}, {{1}})",
-                   batch=bt.elementwise(name), **(rules or ad.no_derivative()))
+                   batch=bt.elementwise(name), padding=pd.ignore(name),
+                   **(rules or ad.no_derivative()))
 
 
 # ----------------------------------------------------------------------------- shields
@@ -481,7 +483,7 @@ complex = declare("complex", infer=_complex_infer, elementwise=True,
                   emit=lambda ctx, re, im: ctx.simple("stablehlo.complex", re, im),
                   impl=lambda re, im: _complex_impl(re, im),
                   source=lambda ctx, re, im: f"xp.astype({re}, xp.{ctx.out_aval.dtype}) + 1j * {im}",
-                  batch=bt.elementwise("complex"),
+                  batch=bt.elementwise("complex"), padding=pd.ignore("complex"),
                   **ad.linear_rules(lambda ct, re, im, *, out: (lax.real(ct), lax.imag(ct))))
 
 
@@ -512,7 +514,7 @@ def _compare_emit(ctx, x, y, *, direction):
 compare = declare("compare", infer=_compare_infer, emit=_compare_emit, elementwise=True,
                   impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y),
                   source=lambda ctx, x, y, *, direction: f"{x} {_PY_COMPARE[direction]} {y}",
-                  batch=bt.elementwise("compare"),
+                  batch=bt.elementwise("compare"), padding=pd.ignore("compare"),
                   **ad.no_derivative())
 
 
@@ -538,7 +540,8 @@ def _select_vjp(ct, pred, a, b, *, out):
 select = declare("select", infer=_select_infer, elementwise=True,
                  emit=lambda ctx, p, a, b: ctx.simple("stablehlo.select", p, a, b),
                  impl=lambda p, a, b: np.where(p, a, b), jvp=_select_jvp, vjp=_select_vjp,
-                 source="xp.where({0}, {1}, {2})", batch=bt.elementwise("select"))
+                 source="xp.where({0}, {1}, {2})", batch=bt.elementwise("select"),
+                 padding=pd.ignore("select"))
 
 
 # ----------------------------------------------------------------------------- convert
@@ -609,7 +612,7 @@ convert = declare("convert", infer=_convert_infer,
                   emit=_convert_emit,
                   impl=_convert_impl, jvp=_convert_jvp, vjp=_convert_vjp,
                   source=lambda ctx, x, *, dtype: f"xp.astype({x}, xp.{dtype})",
-                  batch=bt.unary("convert"))
+                  batch=bt.unary("convert"), padding=pd.ignore("convert"))
 
 
 def _bitcast_infer(x, *, dtype):
@@ -622,4 +625,4 @@ bitcast_convert = declare(
     "bitcast_convert", infer=_bitcast_infer,
     emit=lambda ctx, x, *, dtype: ctx.simple("stablehlo.bitcast_convert", x),
     impl=lambda x, *, dtype: np.ascontiguousarray(x).view(dtype.numpy).reshape(x.shape),
-    batch=bt.unary("bitcast_convert"), **ad.no_derivative())
+    batch=bt.unary("bitcast_convert"), padding=pd.ignore("bitcast_convert"), **ad.no_derivative())

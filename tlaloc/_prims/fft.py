@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtypes as dt
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare, first_names
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
@@ -133,4 +134,7 @@ def _batch(bdims, x, *, fft_type, fft_length):
 
 
 fft = declare("fft", infer=_infer, names=first_names, emit=_emit, impl=_impl, jvp=_jvp, vjp=_vjp,
-              batch=_batch)
+              batch=_batch,
+              padding=pd.along("fft", lambda x, *, fft_type, fft_length: range(
+                  len(x.aval.shape) - len(fft_length), len(x.aval.shape)),
+                  why="a transform's result depends on the axis' length"))

@@ -24,6 +24,7 @@ from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from . import elementwise as ew
 from . import shape as sh
 from .core import aval, declare, first_names, names_or_none
@@ -130,7 +131,8 @@ def _gather_batch(bdims, x, idx, *, axes):
 
 
 gather = declare("gather", infer=_gather_infer, names=_gather_names, emit=_gather_emit, impl=_gather_impl,
-                 jvp=_gather_jvp, vjp=_gather_vjp, batch=_gather_batch)
+                 jvp=_gather_jvp, vjp=_gather_vjp, batch=_gather_batch,
+                 padding=pd.gather_rule)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -326,6 +328,7 @@ def _scatter_batch(bdims, x, idx, updates, *, axes, mode):
 
 
 scatter = declare("scatter", infer=_scatter_infer, names=first_names, emit=_scatter_emit, impl=_scatter_impl,
-                  jvp=_scatter_jvp, vjp=_scatter_vjp, batch=_scatter_batch)
+                  jvp=_scatter_jvp, vjp=_scatter_vjp, batch=_scatter_batch,
+                  padding=pd.scatter_rule)
 
 __all__ = ["gather", "scatter", "SCATTER_MODES"]

@@ -37,6 +37,10 @@ from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
+
+# a matrix function mixes every element of its matrices
+_ALONG_MATRIX = "a matrix function of a padded matrix is not the function of its data"
 from .core import aval, batch_names, declare
 
 _LAPACK = (dt.float32, dt.float64, dt.complex64, dt.complex128)
@@ -408,7 +412,7 @@ def _cholesky_jvp(tangents, x, *, out):
     return matmul(low, phi)
 
 
-cholesky = declare("cholesky", names=batch_names, batch=bt.trailing("cholesky", 2), infer=_cholesky_infer, emit=_cholesky_emit,
+cholesky = declare("cholesky", names=batch_names, batch=bt.trailing("cholesky", 2), padding=pd.trailing("cholesky", 2, _ALONG_MATRIX), infer=_cholesky_infer, emit=_cholesky_emit,
                    impl=_cholesky_impl, jvp=_cholesky_jvp, vjp=ad.transposed(_cholesky_jvp))
 
 
@@ -519,7 +523,7 @@ def _trsolve_vjp(ct, a, b, *, out, left_side, lower, transpose_a, unit_diagonal)
     return (_trsolve_masked(a_op, lower, unit_diagonal), solved)
 
 
-triangular_solve = declare("triangular_solve", names=batch_names, batch=bt.trailing("triangular_solve", 2), infer=_trsolve_infer, emit=_trsolve_emit,
+triangular_solve = declare("triangular_solve", names=batch_names, batch=bt.trailing("triangular_solve", 2), padding=pd.trailing("triangular_solve", 2, _ALONG_MATRIX), infer=_trsolve_infer, emit=_trsolve_emit,
                            impl=_trsolve_impl, jvp=_trsolve_jvp, vjp=_trsolve_vjp)
 
 
@@ -651,7 +655,7 @@ def _lu_jvp(tangents, x, *, out):
     return pack((lax.add(dl, du), None, None), parts, out)
 
 
-lu = declare("lu", names=batch_names, batch=bt.trailing("lu", 2), infer=_lu_infer, emit=_lu_emit, impl=_lu_impl,
+lu = declare("lu", names=batch_names, batch=bt.trailing("lu", 2), padding=pd.trailing("lu", 2, _ALONG_MATRIX), infer=_lu_infer, emit=_lu_emit, impl=_lu_impl,
          jvp=_lu_jvp, vjp=ad.transposed(_lu_jvp))
 
 
@@ -762,7 +766,7 @@ def _qr_jvp(tangents, x, *, out, full):
     return pack((dq, dr), parts, out)
 
 
-qr = declare("qr", names=batch_names, batch=bt.trailing("qr", 2), infer=_qr_infer, emit=_qr_emit, impl=_qr_impl,
+qr = declare("qr", names=batch_names, batch=bt.trailing("qr", 2), padding=pd.trailing("qr", 2, _ALONG_MATRIX), infer=_qr_infer, emit=_qr_emit, impl=_qr_impl,
              jvp=_qr_jvp, vjp=ad.transposed(_qr_jvp))
 
 
@@ -835,7 +839,7 @@ def _eigh_jvp(tangents, x, *, out, vectors):
     return pack((dv, dw), parts, out)
 
 
-eigh = declare("eigh", names=batch_names, batch=bt.trailing("eigh", 2), infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl,
+eigh = declare("eigh", names=batch_names, batch=bt.trailing("eigh", 2), padding=pd.trailing("eigh", 2, _ALONG_MATRIX), infer=_eigh_infer, emit=_eigh_emit, impl=_eigh_impl,
                jvp=_eigh_jvp, vjp=ad.transposed(_eigh_jvp))
 
 
@@ -954,7 +958,7 @@ def _svd_jvp(tangents, x, *, out, mode):
     return pack((du, ds, adjoint(dv)), parts, out)
 
 
-svd = declare("svd", names=batch_names, batch=bt.trailing("svd", 2), infer=_svd_infer, emit=_svd_emit, impl=_svd_impl,
+svd = declare("svd", names=batch_names, batch=bt.trailing("svd", 2), padding=pd.trailing("svd", 2, _ALONG_MATRIX), infer=_svd_infer, emit=_svd_emit, impl=_svd_impl,
               jvp=_svd_jvp, vjp=ad.transposed(_svd_jvp))
 
 
@@ -1054,5 +1058,5 @@ def _eig_jvp(tangents, x, *, out, vectors):
     return pack((dw, dv), parts, out)
 
 
-eig = declare("eig", names=batch_names, batch=bt.trailing("eig", 2), infer=_eig_infer, emit=_eig_emit, impl=_eig_impl,
+eig = declare("eig", names=batch_names, batch=bt.trailing("eig", 2), padding=pd.trailing("eig", 2, _ALONG_MATRIX), infer=_eig_infer, emit=_eig_emit, impl=_eig_impl,
               jvp=_eig_jvp, vjp=ad.transposed(_eig_jvp))

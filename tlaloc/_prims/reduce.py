@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtypes as dt
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare, names_or_none, reduced_names, unify
 from ..lowering.stablehlo import tensor_type
 
@@ -71,7 +72,8 @@ def _reduction(kind, numpy_fn, kinds):
         return getattr(lax, name)(x, axes=bt.shifted_all(axes, d)), d - sum(a < d for a in axes)
 
     return declare(name, infer=infer, emit=emit, impl=impl, source=source, names=reduced_names,
-                   batch=batch, **_REDUCE_RULES[kind])
+                   batch=batch, padding=pd.reduction(name, lambda dtype: _identity(kind, dtype)),
+                   **_REDUCE_RULES[kind])
 
 
 def _expand(node, x, axes):
@@ -316,5 +318,5 @@ def _outer_product(lhs, rhs, contract, batch):
 
 
 dot_general = declare("dot_general", infer=_dot_infer, emit=_dot_emit, impl=_dot_impl,
-                      names=_dot_names, batch=_dot_batch,
+                      names=_dot_names, batch=_dot_batch, padding=pd.dot_general_rule,
                       jvp=_dot_jvp, vjp=_dot_vjp, source=_dot_source)

@@ -25,6 +25,7 @@ from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare
 from .reduce import _identity
 
@@ -281,6 +282,8 @@ def _cumulative_vjp(ct, x, *, out, axis, kind):
 cumulative = declare("cumulative", infer=_infer, emit=_emit, impl=_impl,
                      batch=lambda bdims, x, *, axis, kind: (
                          lax.cumulative(x, axis=bt.shifted(axis, bdims[0]), kind=kind), bdims[0]),
+                     # a forward scan: position i reads positions 0..i, data before padding
+                     padding=pd.ignore("cumulative"),
                      jvp=_cumulative_jvp, vjp=_cumulative_vjp)
 
 __all__ = ["cumulative", "KINDS"]

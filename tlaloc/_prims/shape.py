@@ -11,6 +11,7 @@ from .. import _graph
 from .._graph import Aval
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare, first_names, unify
 
 
@@ -74,7 +75,7 @@ def _broadcast_batch(bdims, x, *, shape, dims):
 
 broadcast_in_dim = declare(
     "broadcast_in_dim", infer=_broadcast_infer, names=_broadcast_names, impl=_broadcast_impl, source=_broadcast_source,
-    batch=_broadcast_batch,
+    batch=_broadcast_batch, padding=pd.ignore("broadcast_in_dim"),
     **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
         "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
@@ -109,6 +110,7 @@ reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
                   batch=lambda bdims, x, *, shape: (lax.reshape(
                       bt.moved(x, bdims[0], 0, None), shape=(x.aval.shape[bdims[0]],) + tuple(shape)), 0),
+                  padding=pd.keeps_names("reshape"),
                   **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
 
 
@@ -121,6 +123,7 @@ transpose = declare(
     impl=lambda x, *, perm: np.transpose(x, perm),
     source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
     batch=lambda bdims, x, *, perm: (bt.transposed(x, (bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
+    padding=pd.ignore("transpose"),
     **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
 
 
@@ -159,7 +162,7 @@ def _slice_batch(bdims, x, *, start, limit, strides):
 
 slice = declare(
     "slice", infer=_slice_infer, names=first_names, source=_slice_source, **ad.linear_rules(_slice_transpose),
-    batch=_slice_batch,
+    batch=_slice_batch, padding=pd.slice_rule,
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
@@ -173,6 +176,7 @@ reverse = declare(
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
     batch=lambda bdims, x, *, dims: (lax.reverse(x, dims=bt.shifted_all(dims, bdims[0])), bdims[0]),
+    padding=pd.along("reverse", lambda x, *, dims: dims, why="reversed, the padding would come first"),
     **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)))
 
 
@@ -208,6 +212,8 @@ def _concat_batch(bdims, *xs, axis):
 concatenate = declare(
     "concatenate", infer=_concat_infer, names=lambda out, *xs, axis: unify(None, [x.names for x in xs]),
     batch=_concat_batch,
+    padding=pd.along("concatenate", lambda *xs, axis: (axis,), why="the padding of one operand would "
+                     "come before the next operand's data"),
     **ad.linear_rules(_concat_transpose),
     source=lambda ctx, *xs, axis: f"xp.concat([{', '.join(xs)}], axis={axis})",
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
@@ -307,6 +313,9 @@ def _pad_batch(bdims, x, padding_value, *, low, high, interior):
 pad = declare(
     "pad", infer=_pad_infer, names=first_names, impl=_pad_impl, **ad.linear_rules(_pad_transpose),
     batch=_pad_batch,
+    padding=pd.along("pad", lambda x, v, *, low, high, interior: [
+        a for a in range(len(low)) if (low[a], high[a], interior[a]) != (0, 0, 0)],
+        why="the padding's place would move with the size"),
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
         f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))
@@ -367,7 +376,7 @@ def _dynamic_slice_batch(bdims, x, *starts, sizes):
 
 dynamic_slice = declare(
     "dynamic_slice", infer=_dynamic_slice_infer, names=first_names, impl=_dynamic_slice_impl,
-    batch=_dynamic_slice_batch,
+    batch=_dynamic_slice_batch, padding=pd.dynamic_slice_rule,
     source=_dynamic_slice_source,
     emit=lambda ctx, x, *starts, sizes: ctx.simple("stablehlo.dynamic_slice", x, *starts,
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
@@ -424,7 +433,7 @@ def _dynamic_update_batch(bdims, x, update, *starts):
 
 dynamic_update_slice = declare(
     "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
-    batch=_dynamic_update_batch,
+    batch=_dynamic_update_batch, padding=pd.dynamic_update_slice_rule,
     emit=lambda ctx, x, update, *starts: ctx.simple("stablehlo.dynamic_update_slice", x, update,
                                                     *starts),
     jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
@@ -448,6 +457,7 @@ rename = declare(
     "rename", infer=_rename_infer, names=lambda out, x, *, names: names,
     emit=lambda ctx, x, *, names: x, impl=lambda x, *, names: x, source="{0}",
     batch=lambda bdims, x, *, names: (lax.rename(x, names=_names_with(names, bdims[0])), bdims[0]),
+    padding=pd.keeps_names("rename"),
     jvp=lambda tangents, x, *, out, names: (
         None if tangents[0] is None else lax.rename(tangents[0], names=names)),
     vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),))

@@ -27,6 +27,7 @@ from ..lowering.stablehlo import emit_equations, tensor_type
 from . import ad
 from .control import Region, shared_value
 from .core import declare, first_names, same_if_shape
+from . import padding as pd
 
 
 def _sdy(spec) -> str:
@@ -49,7 +50,7 @@ def _constraint_emit(ctx, x, *, spec):
 sharding_constraint = declare(
     "sharding_constraint", infer=_constraint_infer, emit=_constraint_emit,
     impl=lambda x, *, spec: x, names=same_if_shape,
-    source=lambda ctx, x, *, spec: x,
+    source=lambda ctx, x, *, spec: x, padding=pd.ignore("sharding_constraint"),
     **ad.linear_rules(lambda ct, x, *, out, spec: (
         bind(sharding_constraint, (ct,), {"spec": spec}),)))
 
@@ -105,7 +106,8 @@ SIMULATE = {}
 
 def _collective(name, infer, emit, simulate):
     # a block keeps its axes (and their names) through every collective, sizes may change
-    prim = declare(name, infer=infer, emit=emit, impl=_not_in_region(name), names=first_names)
+    prim = declare(name, infer=infer, emit=emit, impl=_not_in_region(name), names=first_names,
+                   padding=pd.cannot(name, "collectives exchange whole blocks across the mesh"))
     SIMULATE[prim] = simulate
     return prim
 
@@ -347,7 +349,8 @@ def _map_run_all(*arrays, body, axes, in_specs, out_specs):
     return results
 
 
-shard_map = Region("shard_map", infer=_map_infer, emit_all=_map_emit_all, run_all=_map_run_all)
+shard_map = Region("shard_map", infer=_map_infer, emit_all=_map_emit_all, run_all=_map_run_all,
+                   padding=pd.cannot("shard_map", "its body runs on blocks of the padded arrays"))
 
 
 __all__ = ["sharding_constraint", "shard_map", "psum", "pmax", "pmin", "all_gather",

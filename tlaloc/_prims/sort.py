@@ -19,6 +19,7 @@ from .. import _dtypes as dt
 from ..lowering.stablehlo import tensor_type
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare
 
 
@@ -166,6 +167,7 @@ def _sort_batch(bdims, *operands, dimension, num_keys, descending, output):
 
 
 sort = declare("sort", infer=_infer, emit=_emit, impl=_impl, jvp=_sort_jvp, vjp=_sort_vjp,
-               batch=_sort_batch)
+               batch=_sort_batch,
+               padding=pd.sort_rule)
 
 __all__ = ["sort"]

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtypes as dt
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import declare, kinds_check
 
 
@@ -378,6 +379,7 @@ def _polygamma_impl(n, x):
 def _unary(name, hlo, impl, partial, source):
     return declare(name, infer=kinds_check(name, "f"), emit=lambda ctx, x: ctx.simple(hlo, x),
                    impl=_in_dtype(impl), source=source, elementwise=True, batch=bt.elementwise(name),
+                   padding=pd.ignore(name),
                    **ad.elementwise_rules(_partial(partial)))
 
 
@@ -405,4 +407,5 @@ polygamma = declare(
     "polygamma", infer=kinds_check("polygamma", "f"), elementwise=True,
     emit=lambda ctx, n, x: ctx.simple("chlo.polygamma", n, x), impl=_in_dtype(_polygamma_impl),
     source="xp.special.polygamma({0}, {1})", batch=bt.elementwise("polygamma"),
+    padding=pd.ignore("polygamma"),
     **ad.elementwise_rules(None, _partial(lambda n, x, out: ap(lax.polygamma, n + 1.0, x))))

@@ -26,6 +26,7 @@ import numpy as np
 from .. import _dtypes as dt
 from . import ad, lax
 from . import batching as bt
+from . import padding as pd
 from .core import aval, declare
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -211,6 +212,7 @@ def _batch(bdims, k0, k1, x0, x1, *, output):
 
 
 threefry2x32 = declare("threefry2x32", infer=_infer, emit=_emit, impl=_impl, batch=_batch,
+                       padding=pd.ignore("threefry2x32"),
                        source=lambda ctx, k0, k1, x0, x1, *, output:
                        f"xp.primitive('threefry2x32', {k0}, {k1}, {x0}, {x1}, output={output!r})",
                        **ad.no_derivative())

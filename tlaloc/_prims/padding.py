@@ -1,0 +1,325 @@
+"""Vocabulary for padding rules (tlaloc.jit(f, dynamic=...)): masks and rule factories.
+
+A dynamic axis is a named axis whose size changes between calls. A call pads its arguments
+along such axes to a bucket size, so one program serves every size of the bucket; the true
+size enters the program as a 0-d int32 input (its *length*). Inside the padded program an
+axis is padded exactly when its name is a dynamic name (names live in the abstract value and
+every primitive's names rule carries them), and its positions at and past the length hold
+values that nothing may depend on (not zeros: exp(0), 1 / 0, ... fill them).
+
+A padding rule (`padding=` of a declaration, signature in _prims/core.py) records its
+operation so that the data positions of the result equal the unpadded computation's. The
+factories here cover the shapes of rule:
+
+  * `ignore`: each result position reads the same positions of its operands along padded
+    axes (elementwise operations, transposes, broadcasts, forward scans along the axis);
+  * `keeps_names(name)`: as `ignore`, for operations that could drop or merge a padded axis
+    (reshape, rename): they may keep it, never lose it;
+  * `reduction(name, identity)`: padded reduced axes are filled with the identity first;
+  * `along(name, axes_of, rule)`: harmless unless the operation works along a padded axis,
+    where `rule` (or a refusal) decides;
+  * `cannot(why)`: the operation cannot honour padding: PaddingError at trace time naming
+    the primitive and the axis.
+"""
+from __future__ import annotations
+
+import threading
+
+from .. import _dtypes as dt
+from .._graph import bind
+from . import lax
+from .core import REGISTRY as _P
+
+
+class PaddingError(ValueError):
+    """A primitive cannot honour padding along a dynamic axis (raised at trace time)."""
+
+
+class DynamicAxes(threading.local):
+    """The dynamic axes of the trace in progress on this thread: {name: (low, high)}, and the
+    true lengths as 0-d int32 nodes ({name: node}); empty outside a dynamic trace."""
+    ranges: dict = {}
+    lengths: dict = {}
+
+
+current = DynamicAxes()
+
+
+def padded_axes(x) -> dict:
+    """{axis: dynamic name} of the padded axes of node `x` in the trace in progress."""
+    names = x.aval.names
+    if names is None or not current.lengths:
+        return {}
+    return {i: n for i, n in enumerate(names) if n in current.lengths}
+
+
+def lengths_of(x):
+    """One entry per axis of `x`: its true length (a node) where padded, else None; or None
+    when `x` has no padded axis (the `lengths` entry a rule receives)."""
+    axes = padded_axes(x)
+    if not axes:
+        return None
+    return tuple(current.lengths.get(axes.get(i)) for i in range(len(x.aval.shape)))
+
+
+def _name(x, axis) -> str:
+    return x.aval.names[axis]
+
+
+def refuse(prim, x, axis, why):
+    raise PaddingError(f"{prim}: cannot honour padding along dynamic axis {_name(x, axis)!r} "
+                       f"(axis {axis} of a {x.aval.shape} operand): {why}")
+
+
+# ----------------------------------------------------------------------------- masks
+
+def mask(shape, device, lengths: dict):
+    """A bool node of `shape`: True at data positions along each axis of `lengths` ({axis:
+    true length}); None for no axis."""
+    out = None
+    for a, n in lengths.items():
+        position = lax.iota(shape=shape, dtype=dt.int32, dim=a, device=device)
+        inside = lax.compare(position, n, direction="LT")
+        out = inside if out is None else lax.bitwise_and(out, inside)
+    return out
+
+
+def valid(x, lengths, axes=None):
+    """A bool node of `x`'s shape: True at data positions along the padded axes among `axes`
+    (all padded axes for None); None when none of them is padded."""
+    return mask(x.aval.shape, x.device, {a: n for a, n in enumerate(lengths or ())
+                                         if n is not None and (axes is None or a in axes)})
+
+
+def filled(x, lengths, axes, value):
+    """`x` with `value` at the padding positions of its padded axes among `axes` (`lengths`
+    as a rule receives it: a true length or None per axis)."""
+    mask = valid(x, lengths, axes)
+    if mask is None:
+        return x
+    fill = lax.constant(shape=(), dtype=x.aval.dtype, value=value, device=x.device)
+    return lax.select(mask, x, fill)
+
+
+def clamped(start, high):
+    """A 0-d integer start clamped to [0, high] (`high` a 0-d int32 node)."""
+    dtype = start.aval.dtype
+    if high.aval.dtype is not dtype:
+        high = lax.convert(high, dtype=dtype)
+    zero = lax.constant(shape=(), dtype=dtype, value=0, device=start.device)
+    return lax.maximum(lax.minimum(start, high), zero)
+
+
+def minus(length, k):
+    """length - k as a 0-d int32 node."""
+    return lax.subtract(length, lax.constant(shape=(), dtype=dt.int32, value=k,
+                                             device=length.device))
+
+
+# ----------------------------------------------------------------------------- factories
+
+def ignore(name):
+    """Padding passes through: the operation on the padded operands."""
+    def rule(lengths, *xs, **params):
+        return bind(_P[name], xs, params)
+    return rule
+
+
+def keeps_names(name):
+    """The operation may move a padded axis but must keep it whole and named: one that would
+    merge, split or rename a padded axis cannot honour its padding."""
+    def rule(lengths, *xs, **params):
+        out = bind(_P[name], xs, params)
+        kept = set(padded_axes(out).values())
+        for x in xs:
+            for axis, n in padded_axes(x).items():
+                if n not in kept:
+                    refuse(name, x, axis, "the result no longer has this axis whole and named "
+                           "(merged, split or renamed); keep dynamic axes as axes of their own")
+        return out
+    return rule
+
+
+def reduction(name, identity):
+    """A reduction over `axes`: padded reduced axes hold `identity(dtype)` first."""
+    def rule(lengths, x, *, axes):
+        fill = filled(x, lengths[0], axes, identity(x.aval.dtype))
+        return bind(_P[name], (fill,), {"axes": axes})
+    return rule
+
+
+def along(name, axes_of, rule=None, why="it works along the axis"):
+    """An operation along the axes `axes_of(*xs, **params)` of operand 0: padding along the
+    other axes passes through; along those, `rule(lengths, *xs, **params)` records the
+    operation, or (rule None) it cannot."""
+    def padding(lengths, *xs, **params):
+        inside = [a for a in padded_axes(xs[0]) if a in axes_of(*xs, **params)]
+        if not inside:
+            return bind(_P[name], xs, params)
+        if rule is None:
+            refuse(name, xs[0], inside[0], why)
+        return rule(lengths, *xs, **params)
+    return padding
+
+
+def cannot(name, why):
+    """The primitive cannot honour padding along any axis of its operands."""
+    def rule(lengths, *xs, **params):
+        for x in xs:
+            for axis in padded_axes(x):
+                refuse(name, x, axis, why)
+        raise PaddingError(f"internal: {name}'s padding rule called without a padded operand")
+    return rule
+
+
+def trailing(name, core_rank, why):
+    """A primitive over its operands' trailing `core_rank` axes (linalg, fft): padding along
+    the leading (batch) axes passes through, along the core axes it cannot."""
+    def rule(lengths, *xs, **params):
+        for x in xs:
+            for axis in padded_axes(x):
+                if axis >= len(x.aval.shape) - core_rank:
+                    refuse(name, x, axis, why)
+        return bind(_P[name], xs, params)
+    return rule
+
+
+# ----------------------------------------------------------------------------- indexing
+#
+# Positions are data positions: a window or an index along a padded axis must stay inside
+# the true length, as it stays inside the size unpadded. A static window that starts past
+# the data or reaches past the smallest size of the range (x[-1], x[1:]: the namespace has
+# already made them positions from the bucket's end) cannot be honoured.
+
+def _head(prim, x, axis, size, what):
+    """Whether a window of `size` along padded `axis` fits the smallest size of the range
+    (then it holds data only); PaddingError otherwise."""
+    low = current.ranges[_name(x, axis)][0]
+    if size > low:
+        refuse(prim, x, axis, f"{what} of {size} position(s) does not fit the smallest size "
+               f"{low}; take the whole axis, or use positions from tlaloc.dim_size")
+
+
+def _unnamed(out, axes):
+    """`out` with the names of `axes` removed (a window of data positions is not padded)."""
+    if not axes:
+        return out
+    names = tuple(None if i in axes else n for i, n in enumerate(out.aval.names))
+    return lax.rename(out, names=names if any(names) else None)
+
+
+def slice_rule(lengths, x, *, start, limit, strides):
+    head = []
+    for axis in padded_axes(x):
+        lo, hi, st, n = start[axis], limit[axis], strides[axis], x.aval.shape[axis]
+        if (lo, hi, st) == (0, n, 1):
+            continue                       # the whole axis
+        if lo > 0 and hi == n:
+            refuse("slice", x, axis, "a slice to the end of a dynamic axis has a length that "
+                   "depends on the size; mask with tlaloc.dim_size instead")
+        _head("slice", x, axis, hi, "a static slice")
+        head.append(axis)
+    out = lax.slice(x, start=start, limit=limit, strides=strides)
+    return _unnamed(out, head)
+
+
+def dynamic_slice_rule(lengths, x, *starts, sizes):
+    starts = list(starts)
+    head = []
+    for axis in padded_axes(x):
+        k = sizes[axis]
+        if k == x.aval.shape[axis]:
+            continue                       # the whole axis (its start clamps to 0)
+        _head("dynamic_slice", x, axis, k, "a window")
+        starts[axis] = clamped(starts[axis], minus(lengths[0][axis], k))
+        head.append(axis)
+    return _unnamed(lax.dynamic_slice(x, *starts, sizes=sizes), head)
+
+
+def dynamic_update_slice_rule(lengths, x, update, *starts):
+    starts = list(starts)
+    into = padded_axes(x)
+    for axis in padded_axes(update):
+        if axis not in into:
+            refuse("dynamic_update_slice", update, axis, "the updated array's axis is not "
+                   "this dynamic axis")
+    for axis in into:
+        k = update.aval.shape[axis]
+        if k == x.aval.shape[axis]:
+            continue
+        _head("dynamic_update_slice", x, axis, k, "an update")
+        starts[axis] = clamped(starts[axis], minus(lengths[0][axis], k))
+    return lax.dynamic_update_slice(x, update, *starts)
+
+
+def _coordinate_bounds(x, idx, axes, lengths):
+    """idx's coordinates clamped to the true lengths of x's padded indexed axes."""
+    dtype = idx.aval.dtype
+    padded = padded_axes(x)
+    if not any(a in padded for a in axes):
+        return idx
+    parts = []
+    for a in axes:
+        if a in padded:
+            top = lax.convert(minus(lengths[a], 1), dtype=dtype)
+            parts.append(lax.reshape(top, shape=(1,)))
+        else:
+            parts.append(lax.constant(shape=(1,), dtype=dtype, value=x.aval.shape[a] - 1,
+                                      device=x.device))
+    top = lax.concatenate(*parts, axis=0) if len(parts) > 1 else parts[0]
+    n = len(idx.aval.shape)
+    return lax.minimum(idx, lax.broadcast_in_dim(top, shape=idx.aval.shape, dims=(n - 1,)))
+
+
+def gather_rule(lengths, x, idx, *, axes):
+    # clamped to the data (gather clamps to the bucket); padded index batch axes pass through
+    if lengths[0] is not None:
+        idx = _coordinate_bounds(x, idx, axes, lengths[0])
+    return lax.gather(x, idx, axes=axes)
+
+
+def scatter_rule(lengths, x, idx, updates, *, axes, mode):
+    # updates at padding positions of the index batch axes go out of bounds (dropped), so
+    # they write nothing; coordinates past the data of a padded indexed axis write padding
+    nb = len(idx.aval.shape) - 1
+    batch = {}
+    for ls in (lengths[1], lengths[2]):
+        batch.update({a: n for a, n in enumerate((ls or ())[:nb]) if n is not None})
+    keep = mask(idx.aval.shape[:nb], idx.device, batch)
+    window = [d for d in range(len(x.aval.shape)) if d not in axes]
+    padded_x = padded_axes(x)
+    for axis, name in padded_axes(updates).items():
+        if axis >= nb and padded_x.get(window[axis - nb]) != name:
+            refuse("scatter", updates, axis, "the updated array's axis is not this dynamic axis")
+    if keep is not None:
+        outside = lax.constant(shape=(), dtype=idx.aval.dtype, value=-1, device=idx.device)
+        idx = lax.select(lax.broadcast_in_dim(keep, shape=idx.aval.shape, dims=tuple(range(nb))),
+                         idx, outside)
+    return lax.scatter(x, idx, updates, axes=axes, mode=mode)
+
+
+def sort_rule(lengths, *operands, dimension, num_keys, descending, output):
+    # a first key that sorts the padding after the data, in either direction
+    n = next((ls[dimension] for ls in lengths if ls is not None and ls[dimension] is not None), None)
+    if n is None:
+        return lax.sort(*operands, dimension=dimension, num_keys=num_keys,
+                        descending=descending, output=output)
+    x = operands[0]
+    position = lax.iota(shape=x.aval.shape, dtype=dt.int32, dim=dimension, device=x.device)
+    last = lax.compare(position, n, direction="LT" if descending else "GE")
+    return lax.sort(last, *operands, dimension=dimension, num_keys=num_keys + 1,
+                    descending=descending, output=output + 1)
+
+
+def dot_general_rule(lengths, lhs, rhs, *, contract, batch):
+    # contracted padded axes are zero on both sides (garbage times zero could be nan)
+    (lc, rc) = contract
+    ll = list(lengths[0] or (None,) * len(lhs.aval.shape))
+    rl = list(lengths[1] or (None,) * len(rhs.aval.shape))
+    lz, rz = [None] * len(ll), [None] * len(rl)
+    for a, b in zip(lc, rc):
+        n = ll[a] if ll[a] is not None else rl[b]
+        lz[a], rz[b] = n, n
+    lhs = filled(lhs, tuple(lz), lc, 0)
+    rhs = filled(rhs, tuple(rz), rc, 0)
+    return lax.dot_general(lhs, rhs, contract=contract, batch=batch)
