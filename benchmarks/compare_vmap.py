@@ -22,6 +22,7 @@ import platform
 import statistics
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -39,8 +40,8 @@ def jax_variants(name):
     except ImportError:
         return {}
     jax.config.update("jax_enable_x64", True)
-    args, one, in_axes, hand = bv.WORKLOADS[name](jnp, jax.grad, np.random.default_rng(0),
-                                                  bv.SIZES[name])
+    ad = types.SimpleNamespace(grad=jax.grad, stop_gradient=jax.lax.stop_gradient)
+    args, one, in_axes, hand = bv.WORKLOADS[name](jnp, ad, np.random.default_rng(0), bv.SIZES[name])
     args = jax.tree_util.tree_map(jnp.asarray, args)
     vmapped = jax.jit(jax.vmap(one, in_axes=in_axes))
     by_hand = jax.jit(hand)
