@@ -23,6 +23,17 @@ def test_example_runs(script, args):
     assert out.stdout.strip()
 
 
+def test_data_parallel_matches_one_device():
+    """4 CPU devices in the example's process: one all-reduce of the gradients per step, and
+    the loss curve of the single-device run (the example exits non-zero otherwise)."""
+    out = subprocess.run([sys.executable, str(EXAMPLES / "data_parallel.py"), "--quick"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    listed = out.stdout.split("collectives in the data-parallel step")[1].split("step")[0]
+    assert listed.count("all-reduce") == 1 and "all-gather" not in listed
+    assert "largest relative difference of the loss curves" in out.stdout
+
+
 def test_train_mlp_learns():
     out = subprocess.run([sys.executable, str(EXAMPLES / "train_mlp.py"), "--steps", "150"],
                          capture_output=True, text=True, timeout=600)

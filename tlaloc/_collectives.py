@@ -15,12 +15,15 @@ from . import _observe
 from ._array import Array
 from ._context import trace as _trace
 from ._graph import _Plan, _materialize_leaf
+from ._jit import Jitted
 from ._mesh import is_mesh_device
 from ._tree import flatten as _flatten
 
 _KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
-_LINE = re.compile(r"=\s*(?P<shape>\S+)\s+(?P<kind>" + "|".join(_KINDS) + r")(?:-start)?\(")
-_OP_NAME = re.compile(r'op_name="tlaloc(?P<index>\d+)/')
+# `%name = <shape> <kind>(`; a combined collective has a tuple shape, "(f32[2,3]{1,0}, f32[])"
+_LINE = re.compile(r"=\s*(?P<shape>.+?)\s+(?P<kind>" + "|".join(_KINDS) + r")(?:-start)?\(")
+_OP_NAME = re.compile(r'op_name="(?P<names>[^"]*)"')
+_NODE = re.compile(r"tlaloc(\d+)/")
 _GROUPS = re.compile(r"replica_groups=(?P<groups>\{[^ ]*\}|mesh\[[^\]]*\] \{[^}]*\}|\[[^ ]*\]<=\[[^ ]*\])")
 
 
@@ -28,8 +31,8 @@ class Collective(NamedTuple):
     kind: str          # "all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all"
     shape: str         # the per-device operand as HLO writes it, e.g. "f32[16,32]"
     groups: str        # the device groups, as HLO writes them ("" if none)
-    primitive: str     # the recorded operation that caused it ("" if XLA's metadata lost it)
-    where: str         # "file.py:line" of the user's code that recorded it ("" if unknown)
+    primitive: str     # the recorded operation(s) behind it ("" if XLA's metadata lost them)
+    where: str         # "file.py:line" of the user's code that recorded them ("" if unknown)
     hlo: str           # the HLO instruction
 
     def __str__(self):
@@ -44,6 +47,8 @@ def collectives(f, *args, **kwargs) -> list:
     device."""
     if not callable(f):
         raise TypeError(f"collectives: f must be callable, got {type(f).__name__}")
+    while isinstance(f, Jitted):   # its program is the function's (a call would run it)
+        f = f.fun
     outer, _trace.on_bind = _trace.on_bind, _observe.where_of_bind
     try:
         result = f(*args, **kwargs)
@@ -67,10 +72,12 @@ def collectives(f, *args, **kwargs) -> list:
         if m is None or "ENTRY" in line:
             continue
         op = _OP_NAME.search(line)
-        node = plan.nodes[int(op["index"])] if op else None
-        where = getattr(node, "where", None) if node is not None else None
+        # XLA names a collective it combined from several after all of them: "(a:b)"
+        nodes = [plan.nodes[int(i)] for i in _NODE.findall(op["names"])] if op else []
+        wheres = [getattr(n, "where", None) for n in nodes]
         groups = _GROUPS.search(line)
         found.append(Collective(m["kind"], m["shape"], groups["groups"] if groups else "",
-                                node.prim.name if node is not None else "",
-                                _observe.short(where) if where else "", line.strip()))
+                                ", ".join(dict.fromkeys(n.prim.name for n in nodes)),
+                                ", ".join(dict.fromkeys(_observe.short(w) for w in wheres if w)),
+                                line.strip()))
     return found

@@ -51,7 +51,7 @@ def _named_like(result, primal):
     node = result._node
     if node.aval.names == names:
         return result
-    return Array._from_node(node_renamed(node, names))
+    return Array._from_node(node_renamed(node, names=names))
 
 
 def _zeros_for(node):
