@@ -13,7 +13,7 @@ from tlaloc._prims.core import REGISTRY
 
 # Primitives without operands are never batched: a value made inside the function without
 # any mapped input is the same for every example.
-OPERANDLESS = {"iota", "constant"}
+OPERANDLESS = {"iota", "constant", "axis_index"}
 
 RTOL = {"float32": 2e-5, "float64": 1e-12, "complex64": 2e-5, "complex128": 1e-12}
 

@@ -20,6 +20,7 @@ from . import _tree
 from ._array import Array
 from ._context import trace
 from ._graph import ConcretizationError, Node, bind
+from ._mesh import MeshDevice
 from ._prims import batching, lax
 
 _DEFAULT = object()    # in_axes / out_axes not given
@@ -75,6 +76,7 @@ def _call(f, args, kwargs, in_axes, out_axes, axis, axis_size):
     if axis is None:
         spec = _prefix_axes(in_axes, args, "in_axes") + [0] * _tree.flatten(kwargs)[1].num_leaves
     else:
+        _check_not_a_mesh_axis(leaves, axis, name)
         spec = [_named_axis(x, axis) for x in leaves]
     size = _mapped_size(leaves, spec, axis_size, name)
     env = {}
@@ -116,6 +118,17 @@ def _call(f, args, kwargs, in_axes, out_axes, axis, axis_size):
         node, d = next(found)
         outs.append(Array._from_node(_place(node, d, want, size, axis, name)))
     return _tree.unflatten(out_structure, outs)
+
+
+def _check_not_a_mesh_axis(leaves, axis, name):
+    """A named batch axis must not be a mesh axis of an argument's mesh: collectives and
+    layouts name mesh axes, and one name would mean both."""
+    for x in leaves:
+        if isinstance(x, Array) and isinstance(x.device, MeshDevice) \
+                and axis in x.device.mesh.axis_names:
+            raise ValueError(f"vmap of {name}: axis={axis!r} is also an axis of the mesh "
+                             f"{x.device.mesh} an argument is laid out on; name the batch axis "
+                             "differently")
 
 
 def _named_axis(x, axis):

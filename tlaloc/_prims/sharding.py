@@ -25,8 +25,9 @@ from .. import _dtypes as dt
 from .._graph import Aval, bind
 from ..lowering.stablehlo import emit_equations, tensor_type
 from . import ad
-from .control import Region, shared_value
-from .core import declare, first_names, same_if_shape
+from . import batching as bt
+from .control import Region, _batched_programs, _front, results, shared_value
+from .core import REGISTRY, declare, first_names, same_if_shape
 from . import padding as pd
 
 
@@ -51,6 +52,8 @@ sharding_constraint = declare(
     "sharding_constraint", infer=_constraint_infer, emit=_constraint_emit,
     impl=lambda x, *, spec: x, names=same_if_shape,
     source=lambda ctx, x, *, spec: x, padding=pd.ignore("sharding_constraint"),
+    batch=lambda bdims, x, *, spec: (     # the mapped axis is not sharded
+        bind(sharding_constraint, (x,), {"spec": bt.inserted(spec, bdims[0], ())}), bdims[0]),
     **ad.linear_rules(lambda ct, x, *, out, spec: (
         bind(sharding_constraint, (ct,), {"spec": spec}),)))
 
@@ -104,10 +107,11 @@ def _not_in_region(name):
 SIMULATE = {}
 
 
-def _collective(name, infer, emit, simulate):
+def _collective(name, infer, emit, simulate, batch):
     # a block keeps its axes (and their names) through every collective, sizes may change
     prim = declare(name, infer=infer, emit=emit, impl=_not_in_region(name), names=first_names,
-                   padding=pd.cannot(name, "collectives exchange whole blocks across the mesh"))
+                   padding=pd.cannot(name, "collectives exchange whole blocks across the mesh"),
+                   batch=batch)
     SIMULATE[prim] = simulate
     return prim
 
@@ -141,9 +145,22 @@ def _reduce_simulate(kind):
     return simulate
 
 
-psum = _collective("psum", _reduce_infer("sum"), _reduce_emit("sum"), _reduce_simulate("sum"))
-pmax = _collective("pmax", _reduce_infer("max"), _reduce_emit("max"), _reduce_simulate("max"))
-pmin = _collective("pmin", _reduce_infer("min"), _reduce_emit("min"), _reduce_simulate("min"))
+# Batching a collective: it exchanges blocks between devices, so a mapped axis of the block
+# is one more axis it carries along; only the block axes a collective names shift.
+def _shifting(name, *keys):
+    def rule(bdims, x, **params):
+        (d,) = bdims
+        moved = {k: bt.shifted(params[k], d) for k in keys}
+        return bind(REGISTRY[name], (x,), {**params, **moved}), d
+    return rule
+
+
+psum = _collective("psum", _reduce_infer("sum"), _reduce_emit("sum"), _reduce_simulate("sum"),
+                   bt.unary("psum"))
+pmax = _collective("pmax", _reduce_infer("max"), _reduce_emit("max"), _reduce_simulate("max"),
+                   bt.unary("pmax"))
+pmin = _collective("pmin", _reduce_infer("min"), _reduce_emit("min"), _reduce_simulate("min"),
+                   bt.unary("pmin"))
 
 
 def _with_size(shape, dim, size):
@@ -169,7 +186,8 @@ def _gather_simulate(blocks, axes, *, axis, dim):
     return out
 
 
-all_gather = _collective("all_gather", _gather_infer, _gather_emit, _gather_simulate)
+all_gather = _collective("all_gather", _gather_infer, _gather_emit, _gather_simulate,
+                         _shifting("all_gather", "dim"))
 
 
 def _scatter_infer(x, *, axes, axis, dim):
@@ -197,7 +215,8 @@ def _scatter_simulate(blocks, axes, *, axis, dim):
     return out
 
 
-psum_scatter = _collective("psum_scatter", _scatter_infer, _scatter_emit, _scatter_simulate)
+psum_scatter = _collective("psum_scatter", _scatter_infer, _scatter_emit, _scatter_simulate,
+                           _shifting("psum_scatter", "dim"))
 
 
 def _permute_infer(x, *, axes, axis, perm):
@@ -220,7 +239,8 @@ def _permute_simulate(blocks, axes, *, axis, perm):
     return out
 
 
-ppermute = _collective("ppermute", _permute_infer, _permute_emit, _permute_simulate)
+ppermute = _collective("ppermute", _permute_infer, _permute_emit, _permute_simulate,
+                       bt.unary("ppermute"))
 
 
 def _all_to_all_infer(x, *, axes, axis, split_dim, concat_dim):
@@ -247,7 +267,8 @@ def _all_to_all_simulate(blocks, axes, *, axis, split_dim, concat_dim):
     return out
 
 
-all_to_all = _collective("all_to_all", _all_to_all_infer, _all_to_all_emit, _all_to_all_simulate)
+all_to_all = _collective("all_to_all", _all_to_all_infer, _all_to_all_emit, _all_to_all_simulate,
+                         _shifting("all_to_all", "split_dim", "concat_dim"))
 
 _I32 = Aval((), dt.int32)
 
@@ -274,7 +295,8 @@ def _index_simulate(blocks, axes, *, axis):
     return [np.asarray(c[names.index(axis[0])], np.int32) for c in coords]
 
 
-axis_index = _collective("axis_index", lambda *, axes, axis: _I32, _index_emit, _index_simulate)
+axis_index = _collective("axis_index", lambda *, axes, axis: _I32, _index_emit, _index_simulate,
+                         None)   # no operands: never batched
 
 
 # ----------------------------------------------------------------------------- manual regions
@@ -349,7 +371,25 @@ def _map_run_all(*arrays, body, axes, in_specs, out_specs):
     return results
 
 
+def _map_batch_all(dims, *operands, body, axes, in_specs, out_specs):
+    # the mapped axis is a new first axis of every block, not sharded: the body runs on the
+    # batch of each device's blocks, its collectives carry the axis along
+    size = bt.size_of(dims, operands)
+    device = operands[0].device
+    ops, op_dims = _front(operands, dims, size)
+    n_out = len(body.outputs)
+    (sub,), captured = _batched_programs([body], op_dims, size, device, [[0] * n_out],
+                                         "a batched shard_map body")
+    in_specs = tuple(s if d is None else ((),) + s for s, d in zip(in_specs, op_dims)) + tuple(
+        ((),) * len(c.aval.shape) for c in captured)
+    out_specs = tuple(((),) + s for s in out_specs)
+    nodes = results(shard_map, (*ops, *captured), {"body": sub, "axes": axes, "in_specs": in_specs,
+                                                   "out_specs": out_specs}, range(n_out), device)
+    return {k: (n, 0) for k, n in enumerate(nodes)}
+
+
 shard_map = Region("shard_map", infer=_map_infer, emit_all=_map_emit_all, run_all=_map_run_all,
+                   batch_all=_map_batch_all,
                    padding=pd.cannot("shard_map", "its body runs on blocks of the padded arrays"))
 
 
