@@ -344,7 +344,10 @@ class SpmdRuntime:
 
     def handlers(self, executable, out_shapes_dtypes):
         """Result handlers for the output layouts XLA chose; and those layouts."""
-        layouts = [xc.HloSharding.from_proto(p) for p in executable.get_output_shardings()]
+        found = executable.get_output_shardings()   # None for a mesh of one device
+        out_shapes_dtypes = list(out_shapes_dtypes)
+        layouts = ([xc.HloSharding.from_proto(p) for p in found] if found is not None
+                   else [xc.HloSharding.replicate()] * len(out_shapes_dtypes))
         handlers = [_result_handler(_aval(tuple(s), np.dtype(d)),
                                     _GlobalSharding(self.device_list, layout))
                     for (s, d), layout in zip(out_shapes_dtypes, layouts)]
