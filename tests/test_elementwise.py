@@ -625,8 +625,8 @@ def test_inplace_operators(tier):
     x = xp.asarray(i, device=tier)
     y = xp.asarray(f, device=tier)
     t = xp.asarray(b, device=tier)
-    # Arrays made from the old values keep them (in NumPy a slice would be a view and
-    # change); the same Python object seen under another name changes, as in NumPy.
+    # Copies keep the old values, a view (a slice) sees the writes, and the same Python
+    # object seen under another name changes, as in NumPy.
     x0, y0, t0 = xp.asarray(x, copy=True), y[1:], xp.asarray(t, copy=True)
     alias = x
     ei, ef, eb = i.copy(), f.copy(), b.copy()
@@ -656,7 +656,7 @@ def test_inplace_operators(tier):
     assert (x.dtype, y.dtype, t.dtype) == (xp.int64, xp.float64, xp.bool)
     assert alias is x
     run_checks([("int64 in-place", x, ei, None), ("float64 in-place", y, ef, None),
-                ("bool in-place", t, eb, None), ("old int", x0, i, None), ("old float", y0, f[1:], None),
+                ("bool in-place", t, eb, None), ("old int", x0, i, None), ("view float", y0, ef[1:], None),
                 ("old bool", t0, b, None)])
 
 

@@ -213,7 +213,7 @@ def test_setitem_dtypes_and_values(tier):
 def test_setitem_rebinds_only_this_array(tier):
     x = xp.asarray(np.arange(4.0), device=tier)
     y = x
-    z = x[1:]                      # a value, not a view
+    z = x[1:]                      # a view; x[0] lies outside it
     x[0] = 9.0
     assert y is x
     assert_matches(x, np.array([9.0, 1, 2, 3]))

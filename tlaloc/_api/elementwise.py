@@ -9,6 +9,7 @@ from .._prims import complex_math
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, constant, node_of, operands,
                     result_dtype, wrap)
 from ._core import fresh
+from . import views
 from .._prims import lax
 
 _inf = builtins.float("inf")
@@ -318,15 +319,25 @@ def trunc(x, /):
 # ----------------------------------------------------------------------------- complex parts
 
 def real(x, /):
+    """The real part: a view of x, as in NumPy (x itself, viewed, when x is real)."""
     node = _require("real", x, dt.ALL_KINDS, "numeric")
-    return wrap(lax.real(node)) if node.aval.dtype.kind == "c" else fresh(x)
+    return _part(x, views.RealPart() if node.aval.dtype.kind == "c" else views.Reshape(x.shape))
 
 
 def imag(x, /):
+    """The imaginary part: a view of a complex x, as in NumPy; zeros for a real x (NumPy's
+    are read-only, not a view)."""
     node = _require("imag", x, dt.ALL_KINDS, "numeric")
     if node.aval.dtype.kind == "c":
-        return wrap(lax.imag(node))
+        return _part(x, views.ImagPart())
     return wrap(_const_like(node, 0))
+
+
+def _part(x, step):
+    strides, itemsize = views.layout(x)
+    if x.dtype.kind == "c":
+        itemsize //= 2    # the part's items are half the complex item, at the same strides
+    return views.view(x, step, strides, itemsize)
 
 
 def conj(x, /):

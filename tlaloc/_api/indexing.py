@@ -37,9 +37,10 @@ import numpy as np
 from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
+from . import views
 from .._prims import lax
 from ._core import (axis_of, broadcast_shapes, cast, check_devices, check_size, constant, distinct,
-                    fresh, names_of, node_of, renamed, scalar_node, unify, wrap)
+                    names_of, node_of, renamed, scalar_node, unify, wrap)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -332,19 +333,55 @@ def _getitem_names(names, key, ndim, out_ndim):
     return tuple(result) if len(result) == out_ndim else None
 
 
+class _BasicIndex(views.Step):
+    """`x[key]` for a key of ints, slices, `...` and None: a view of x, as in NumPy."""
+    __slots__ = ("key", "expanded", "entries", "shape")
+
+    def __init__(self, key, parsed):
+        self.key = key
+        self.expanded = parsed.shape      # x's shape with a 1 at each None
+        self.entries = parsed.entries     # an int or a slice per axis of that shape
+        self.shape = _basic_result_shape(parsed.shape, parsed.entries)
+
+    def forward(self, node):
+        out = o.reshape(_apply_basic(o.reshape(node, self.expanded), self.entries), self.shape)
+        names = node.aval.names
+        if names is not None:
+            out = renamed(out, _getitem_names(names, self.key, len(names), len(self.shape)))
+        return out
+
+    def backward(self, parent, value):
+        updated = _set_basic(o.reshape(parent, self.expanded), self.entries, value)
+        return o.reshape(updated, parent.aval.shape)
+
+    def strides(self, x_strides, inserted):
+        """The view's byte strides from x's (None adds an axis, whose stride is moot)."""
+        expanded = list(x_strides)
+        for i in inserted:
+            expanded.insert(i, 0)
+        return tuple(stride * e.step if e.step is not None else stride
+                     for stride, e in zip(expanded, self.entries) if isinstance(e, builtins.slice))
+
+
+def _scalar_key(key, ndim) -> bool:
+    """A key of one int per axis, for which NumPy returns a scalar (a copy), not a view."""
+    items = key if isinstance(key, tuple) else (key,)    # a basic key: no arrays in it
+    return len(items) == ndim and builtins.all(
+        not isinstance(k, builtins.slice) and k is not None and k is not Ellipsis for k in items)
+
+
 def getitem(x: Array, key):
     parsed = _parse(x, key)
-    node = o.reshape(x._node, parsed.shape)
-    entries = _expand_masks(parsed.entries) if _has_arrays(parsed.entries) else parsed.entries
-    if _has_arrays(entries):
-        basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
-        y = _apply_basic(node, basic)
-        out = _gather_result(y, entries, parsed.adjacent)
-    else:
-        out = _apply_basic(node, entries)
-        out = o.reshape(out, _basic_result_shape(parsed.shape, entries))
-        if out is x._node:
-            return fresh(x)
+    if not _has_arrays(parsed.entries):
+        step = _BasicIndex(key, parsed)
+        if _scalar_key(key, x.ndim):
+            return wrap(step.forward(x._node))
+        strides, _ = views.layout(x)
+        return views.view(x, step, step.strides(strides, parsed.inserted))
+    entries = _expand_masks(parsed.entries)
+    basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
+    y = _apply_basic(o.reshape(x._node, parsed.shape), basic)
+    out = _gather_result(y, entries, parsed.adjacent)
     names = x._node.aval.names
     if names is not None:
         out = renamed(out, _getitem_names(names, key, len(names), len(out.aval.shape)))
@@ -390,7 +427,8 @@ def _broadcast_value(v, shape):
 
 def _set_basic(x2, entries, v):
     """x2 with the region of the (int/slice) entries replaced by v (broadcast to the
-    region's indexed shape): pad the value into place and select."""
+    region's indexed shape): a dynamic_update_slice for a box, else pad the value into
+    place and select."""
     shape = x2.aval.shape
     dtype = x2.aval.dtype
     dev = x2.device
@@ -418,6 +456,12 @@ def _set_basic(x2, entries, v):
         vr = lax.reverse(vr, dims=tuple(reverse_dims))
     if tuple(region) == shape:
         return vr
+    if builtins.all(c == 1 or i == 0 for c, i in zip(region, interior)):
+        # a box: int positions are program inputs (as in x[i]), so a loop writing x[i] = v
+        # for each i reuses one program
+        starts = tuple(scalar_node(k, dt.int64, dev) if isinstance(k, builtins.int)
+                       else constant(lo, (), dt.int64, dev) for k, lo in zip(entries, low))
+        return lax.dynamic_update_slice(x2, vr, *starts)
     params = {"low": tuple(low), "high": tuple(high), "interior": tuple(interior)}
     placed = lax.pad(vr, o.const(0, (), dtype, dev), **params)
     inside = lax.pad(o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev),

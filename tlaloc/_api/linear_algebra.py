@@ -7,6 +7,7 @@ from .._prims import reduce as rd
 from ._core import (axis_of, broadcast_names, broadcast_shapes, broadcast_to_shape, cast,
                     check_devices, check_size, distinct, names_of, node_of, normalize_axis,
                     position_of, promote, renamed, wrap)
+from . import views
 from .elementwise import conj
 from .._prims import lax
 
@@ -127,9 +128,11 @@ def vecdot(x1, x2, /, *, axis=-1):
 
 
 def matrix_transpose(x, /):
-    node = node_of("matrix_transpose", x)
+    """The last two axes swapped: a view of x, as NumPy's `x.mT`."""
+    node_of("matrix_transpose", x)
     nd = x.ndim
     if nd < 2:
         raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got {nd}")
     perm = tuple(range(nd - 2)) + (nd - 1, nd - 2)
-    return wrap(lax.transpose(node, perm=perm))
+    strides, _ = views.layout(x)
+    return views.view(x, views.Permute(perm), [strides[a] for a in perm])

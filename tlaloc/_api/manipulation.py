@@ -8,6 +8,7 @@ import operator
 from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
+from . import views
 from .._prims import lax
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
                     axes_of, axis_of, is_int, node_of, promote, renamed, unify, wrap)
@@ -37,17 +38,27 @@ def reshape(x, /, shape, *, copy=None):
     dims = tuple(dims)
     if math.prod(dims) != size:
         raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} into {dims}")
-    return fresh(x) if dims == x.shape and not copy else wrap(_reshape_node(node, dims))
+    if copy:
+        return wrap(_reshape_node(node, dims))
+    # a view where NumPy gives one: x's layout allows the new shape without moving elements
+    strides, itemsize = views.layout(x)
+    new_strides = views.reshaped_strides(x.shape, strides, itemsize, dims)
+    if new_strides is None:
+        if copy is False:
+            raise ValueError(f"reshape: copy=False, but this array's elements (a "
+                             f"non-contiguous view of shape {x.shape}) cannot be reshaped to "
+                             f"{dims} without a copy")
+        return wrap(_reshape_node(node, dims))
+    return views.view(x, views.Reshape(dims), new_strides)
 
 
 def permute_dims(x, /, axes):
-    node = node_of("permute_dims", x)
+    node_of("permute_dims", x)
     axes = tuple(axis_of("permute_dims", x, a, "axes") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
-    if axes == tuple(range(x.ndim)):
-        return fresh(x)
-    return wrap(lax.transpose(node, perm=axes))
+    strides, _ = views.layout(x)
+    return views.view(x, views.Permute(axes), [strides[a] for a in axes])
 
 
 def broadcast_to(x, /, shape):
@@ -142,8 +153,11 @@ def expand_dims(x, /, axis=0):
     for p in positions:
         shape.insert(p, 1)
         names.insert(p, None)
-    out = _reshape_node(node, tuple(shape))
-    return wrap(out if node.aval.names is None else renamed(out, names))
+    strides = list(views.layout(x)[0])
+    for p in positions:
+        strides.insert(p, 0)    # the stride of a new axis of size 1 is moot
+    step = views.Reshape(shape, None if node.aval.names is None else names)
+    return views.view(x, step, strides)
 
 
 def squeeze(x, /, axis):
@@ -153,20 +167,20 @@ def squeeze(x, /, axis):
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
     shape = tuple(n for i, n in enumerate(x.shape) if i not in axes)
-    if not axes:
-        return fresh(x)
-    out = _reshape_node(node, shape)
+    names = None
     if node.aval.names is not None:
-        out = renamed(out, [n for i, n in enumerate(node.aval.names) if i not in axes])
-    return wrap(out)
+        names = [n for i, n in enumerate(node.aval.names) if i not in axes]
+    strides = [s for i, s in enumerate(views.layout(x)[0]) if i not in axes]
+    return views.view(x, views.Reshape(shape, names), strides)
 
 
 def flip(x, /, *, axis=None):
-    node = node_of("flip", x)
+    node_of("flip", x)
     axes = axes_of("flip", x, axis)
-    if not axes:
-        return fresh(x)
-    return wrap(lax.reverse(node, dims=axes))
+    if not x.ndim:
+        return fresh(x)    # NumPy's flip of a 0-d array is a scalar: a copy
+    strides = [-s if i in axes else s for i, s in enumerate(views.layout(x)[0])]
+    return views.view(x, views.Reverse(axes), strides)
 
 
 def moveaxis(x, source, destination, /):
