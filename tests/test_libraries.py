@@ -91,6 +91,7 @@ class Data:
     v = rng.standard_normal(32)
     blobs = np.concatenate([rng.standard_normal((20, 3)), rng.standard_normal((20, 3)) + 4.0])
     ints = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3])
+    v64 = rng.standard_normal(64)
 
 
 D = Data
@@ -177,11 +178,12 @@ cases("sklearn.", {
 }, dtypes=FLOATS)
 D.pos_gram = D.pos @ D.pos.T
 
-case("sklearn.GaussianMixture full", skip=(
-    "scikit-learn 1.9 adds reg_covar through a view (`_add_to_diagonal(covariances[k])` "
-    "mutates covariances[k] in place); tlaloc arrays are values, not views, so the "
-    "regularisation is lost (like JAX, which scikit-learn does not support). "
-    "covariance_type='diag', 'tied' and 'spherical' run natively (cases above)."))(None)
+# scikit-learn adds reg_covar to each covariance's diagonal through a flattened view of
+# covariances[k] (docs/indexing.md, "Views")
+case("sklearn.GaussianMixture full", dtypes=FLOATS)(
+    _fit(_est("sklearn.mixture.GaussianMixture", n_components=2, covariance_type="full",
+              init_params="random_from_data", random_state=0, max_iter=10),
+         "means_", "covariances_", "weights_", "predict_proba", y=None, X="blobs"))
 
 case("sklearn.LinearDiscriminantAnalysis solver='eigen' or 'lsqr'", skip=(
     "scikit-learn 1.9 computes the class covariances of these solvers with NumPy functions "
@@ -510,10 +512,9 @@ cases("scipy.optimize.elementwise.", {
         "bracket", "success"),
 }, rtol=1e-9, atol=1e-10, dtypes=FLOATS, rtol32=1e-3, atol32=1e-4)
 
-case("scipy.signal.oaconvolve", skip=(
-    "SciPy 1.17 adds the overlaps with `ret_overpart += overpart` on a view of the result; "
-    "tlaloc arrays are values, not views, so the overlaps are lost. SciPy lists it as "
-    "failing for JAX and wrong for Dask, the other immutable backends; use fftconvolve"))(None)
+# SciPy adds each block's overlap into a view of the result (`ret_overpart += overpart`)
+case("scipy.signal.oaconvolve", rtol=1e-11, atol=1e-12, dtypes=FLOATS)(
+    lambda m: _sp("scipy.signal").oaconvolve(m.asarray(D.v64), m.asarray(D.v64[:7]), mode="full"))
 cases("scipy.", {
     "cluster.vq.vq": lambda m: _sp("scipy.cluster.vq").vq(m.asarray(D.X), m.asarray(D.X[:3])),
     "cluster.vq.kmeans2": lambda m: _sp("scipy.cluster.vq").kmeans2(
