@@ -329,7 +329,7 @@ class SpmdRuntime:
 
     def shards(self, value) -> list:
         """(device position, single-device array) of this process's parts of `value`."""
-        return [(self._by_device[a.device], a) for a in value._arrays]
+        return [(self._by_device[a._sharding._device], a) for a in value._arrays]
 
     def compile(self, text: str):
         options = xc.CompileOptions()
