@@ -9,12 +9,13 @@ from hypothesis import strategies as st
 import tlaloc as xp
 
 OPS = ("sin", "exp", "abs", "tanh", "add_x", "mul_y", "sub_w", "sum", "max", "mean",
-       "cumsum", "sort", "flip", "permute", "stride", "take", "setitem", "gram", "concat",
-       "where")
+       "cumsum", "sort", "flip", "permute", "stride", "take", "take_i", "setitem", "set_i",
+       "gram", "concat", "where")
 
 
-def apply(op, k, v, x, y, w):
-    """One step of a program on the example's current value `v` (x, y mapped, w shared)."""
+def apply(op, k, v, x, y, w, i):
+    """One step of a program on the example's current value `v` (x, y and the integers i
+    mapped, w shared)."""
     axis = k % v.ndim
     if op == "sin":
         return xp.sin(v)
@@ -46,6 +47,12 @@ def apply(op, k, v, x, y, w):
     if op == "take":
         n = v.shape[axis]
         return xp.take(v, xp.asarray([(k + 1) % n, 0, n - 1], device=v.device), axis=axis)
+    if op == "take_i":          # indices that differ per example: a batched gather
+        return xp.take(v, i % v.shape[axis], axis=axis)
+    if op == "set_i":           # ... and a batched scatter
+        v = v * 1.0
+        v[i % v.shape[0]] = -0.75
+        return v
     if op == "setitem":
         v = v * 1.0
         v[(slice(None),) * axis + (k % v.shape[axis],)] = 0.25
@@ -75,16 +82,17 @@ def run(program, device):
     xs, ys = (np.moveaxis(rng.standard_normal((size,) + shape), 0, position) for _ in range(2))
     w = xp.asarray(rng.standard_normal(shape), device=device)
     xs, ys = xp.asarray(xs, device=device), xp.asarray(ys, device=device)
+    ints = xp.asarray(rng.integers(-4, 8, size=(size, 3)), device=device)
 
-    def f(x, y, w):
+    def f(x, y, w, i):
         v = x
         for op, k in steps:
-            v = apply(op, k, v, x, y, w)
+            v = apply(op, k, v, x, y, w, i)
         return v
 
-    got = xp.vmap(f, in_axes=(position, position, None))(xs, ys, w)
+    got = xp.vmap(f, in_axes=(position, position, None, 0))(xs, ys, w, ints)
     pick = lambda a, i: a[(slice(None),) * position + (i,)]   # noqa: E731
-    want = np.stack([np.asarray(f(pick(xs, i), pick(ys, i), w)) for i in range(size)])
+    want = np.stack([np.asarray(f(pick(xs, i), pick(ys, i), w, ints[i])) for i in range(size)])
     assert got.shape == want.shape, (got.shape, want.shape, steps)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-9, atol=1e-12, equal_nan=True,
                                err_msg=f"program {steps}, mapped axis {position}")
