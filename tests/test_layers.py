@@ -28,7 +28,7 @@ LAYERS = [
     ("named", ["tlaloc.named"]),
     ("operators", ["tlaloc._api.operators"]),
     ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export", "tlaloc.control_flow",
-                 "tlaloc._sharding"]),
+                 "tlaloc._sharding", "tlaloc._dynamic"]),
     # profiling and explanations (docs/profiling.md): they observe every layer below through
     # the observer slot of tlaloc/_context.py, which the lower layers call
     ("observation", ["tlaloc._program_diff", "tlaloc._observe", "tlaloc._explain",

@@ -50,9 +50,12 @@ from . import special  # tlaloc.special, which SciPy finds as xp.special
 from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
 from .autodiff.source import grad_source
-from ._jit import compile_log, jit
+from ._jit import compile_log
 from ._vmap import vmap
-from ._export import Exported, deserialize, export
+from ._export import Exported
+# jit / export with dynamic axes (docs/dynamic-shapes.md); without dynamic=, _jit's and _export's
+from ._dynamic import deserialize, dim_size, export, jit
+from ._prims.padding import PaddingError
 from .control_flow import cond, fori_loop, scan, switch, while_loop   # docs/control-flow.md
 from . import tree   # tlaloc.tree: map, leaves, structure, flatten, unflatten, register
 from ._profile import memory_stats, profile   # profiling (docs/profiling.md)

@@ -14,6 +14,7 @@ from .._array import Array
 from .._devices import default_device, device as as_device
 from .._graph import Aval, leaf
 from .._prims import lax
+from .._prims import padding as _padding
 from .._prims.core import unify as _unify
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -396,3 +397,19 @@ def check_bool(name, value, argname) -> None:
 
 def size_of(shape) -> int:
     return math.prod(shape)
+
+
+def true_count(node, axes, dtype):
+    """The number of elements along `axes` of `node` as a 0-d node of `dtype` when one of
+    them is a dynamic axis of the tlaloc.jit trace in progress (padded: its true length is
+    a program input, _prims/padding.py); None otherwise, where the count is static."""
+    lengths = _padding.lengths_of(node)
+    if lengths is None or all(lengths[a] is None for a in axes):
+        return None
+    static = math.prod(node.aval.shape[a] for a in axes if lengths[a] is None)
+    count = constant(float(static), (), dtype, node.device) if static != 1 else None
+    for a in axes:
+        if lengths[a] is not None:
+            n = lax.convert(lengths[a], dtype=dtype)
+            count = n if count is None else lax.multiply(count, n)
+    return count

@@ -9,7 +9,7 @@ from .. import _dtypes as dt
 from .._prims import lax
 from . import _ops as o
 from ._core import (axes_of, axis_of, cast, check_bool, constant, keep_dims, node_of, reduction,
-                    wrap)
+                    true_count, wrap)
 
 
 def _accumulator(name, x, dtype):
@@ -77,13 +77,16 @@ def mean(x, /, *, axis=None, keepdims=False):
     check_bool("mean", keepdims, "keepdims")
     count = math.prod(x.shape[a] for a in axes)
     total = lax.reduce_sum(node, axes=axes) if axes else node
+    real = dt.real_of(total.aval.dtype) if total.aval.dtype.kind == "c" else total.aval.dtype
+    n = true_count(node, axes, real)    # a dynamic axis: its true length (tlaloc.jit dynamic=)
+    if n is None:
+        n = constant(float(count), (), real, node.device)
     if total.aval.dtype.kind == "c":
         # each part over the real count: a complex division by count + 0j makes inf * 0
         # terms ((a + inf j) / 2 would be nan + inf j)
-        n = constant(float(count), (), dt.real_of(total.aval.dtype), node.device)
         out = lax.complex(lax.divide(lax.real(total), n), lax.divide(lax.imag(total), n))
     else:
-        out = lax.divide(total, constant(float(count), (), total.aval.dtype, node.device))
+        out = lax.divide(total, n)
     return wrap(keep_dims(out, x.shape, axes, keepdims, node.aval.names))
 
 
@@ -106,15 +109,22 @@ def _variance(name, x, axis, correction, keepdims, root):
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
     count = math.prod(shape[a] for a in axes)
     total = lax.reduce_sum(node, axes=axes) if axes else node
-    mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev))
+    n = true_count(node, axes, d)       # a dynamic axis: its true length (tlaloc.jit dynamic=)
+    mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev) if n is None else n)
     mu_full = lax.broadcast_in_dim(mu, shape=shape,
                                    dims=tuple(i for i in range(len(shape)) if i not in axes))
     dev_sq = lax.subtract(node, mu_full)
     dev_sq = lax.multiply(dev_sq, dev_sq)
     ss = lax.reduce_sum(dev_sq, axes=axes) if axes else dev_sq
     # the standard: count - correction <= 0 gives NaN (NumPy gives inf, or -0 when empty)
-    denom = float(count - correction) if count - correction > 0 else math.nan
-    out = lax.divide(ss, constant(denom, ss.aval.shape, d, dev))
+    if n is None:
+        denom = float(count - correction) if count - correction > 0 else math.nan
+        denom = constant(denom, ss.aval.shape, d, dev)
+    else:
+        denom = lax.subtract(n, constant(float(correction), (), d, dev))
+        positive = lax.compare(denom, constant(0.0, (), d, dev), direction="GT")
+        denom = lax.select(positive, denom, constant(math.nan, (), d, dev))
+    out = lax.divide(ss, denom)
     if root:
         out = lax.sqrt(out)
     return wrap(keep_dims(out, shape, axes, keepdims, node.aval.names))

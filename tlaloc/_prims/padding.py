@@ -2,24 +2,28 @@
 
 A dynamic axis is a named axis whose size changes between calls. A call pads its arguments
 along such axes to a bucket size, so one program serves every size of the bucket; the true
-size enters the program as a 0-d int32 input (its *length*). Inside the padded program an
-axis is padded exactly when its name is a dynamic name (names live in the abstract value and
-every primitive's names rule carries them), and its positions at and past the length hold
-values that nothing may depend on (not zeros: exp(0), 1 / 0, ... fill them).
+size enters the program as a 0-d int32 input (its *length*). Positions at and past the
+length hold values nothing may depend on (not zeros: exp(0), 1 / 0, ... fill them).
 
-A padding rule (`padding=` of a declaration, signature in _prims/core.py) records its
-operation so that the data positions of the result equal the unpadded computation's. The
-factories here cover the shapes of rule:
+The arguments' padded axes are those with dynamic names. Past them, the rewrite that applies
+the rules (tlaloc/_dynamic.py) tracks which axes of each value are padded, and with which
+length, positionally (as vmap tracks mapped axes): by the primitive's names rule applied to
+the padded axes' names, so a namespace function that renames axes on the way (matmul) loses
+nothing. A padding rule (`padding=` of a declaration, signature in _prims/core.py) records
+its operation so that the data positions of the result equal the unpadded computation's. It
+returns the result node, or `(node, lengths)` when the result's padded axes are not the ones
+the names rule gives (a window of data positions is not padded). The factories here cover
+the shapes of rule:
 
   * `ignore`: each result position reads the same positions of its operands along padded
     axes (elementwise operations, transposes, broadcasts, forward scans along the axis);
-  * `keeps_names(name)`: as `ignore`, for operations that could drop or merge a padded axis
-    (reshape, rename): they may keep it, never lose it;
+  * `keeps_axes(name)`: as `ignore`, for operations that could merge or split a padded axis
+    (reshape): they may keep it, never lose it;
   * `reduction(name, identity)`: padded reduced axes are filled with the identity first;
-  * `along(name, axes_of, rule)`: harmless unless the operation works along a padded axis,
-    where `rule` (or a refusal) decides;
-  * `cannot(why)`: the operation cannot honour padding: PaddingError at trace time naming
-    the primitive and the axis.
+  * `along(name, axes_of, why)`: harmless unless the operation works along a padded axis,
+    where it cannot;
+  * `cannot(name, why)`: the operation cannot honour padding: PaddingError at trace time
+    naming the primitive and the axis.
 """
 from __future__ import annotations
 
@@ -45,29 +49,28 @@ class DynamicAxes(threading.local):
 current = DynamicAxes()
 
 
-def padded_axes(x) -> dict:
-    """{axis: dynamic name} of the padded axes of node `x` in the trace in progress."""
+def lengths_of(x):
+    """By `x`'s axis names: one entry per axis, the true length (a node) of a dynamic axis
+    or None; None when no axis is dynamic (the form of a rule's `lengths` entries)."""
     names = x.aval.names
     if names is None or not current.lengths:
-        return {}
-    return {i: n for i, n in enumerate(names) if n in current.lengths}
-
-
-def lengths_of(x):
-    """One entry per axis of `x`: its true length (a node) where padded, else None; or None
-    when `x` has no padded axis (the `lengths` entry a rule receives)."""
-    axes = padded_axes(x)
-    if not axes:
         return None
-    return tuple(current.lengths.get(axes.get(i)) for i in range(len(x.aval.shape)))
+    out = tuple(current.lengths.get(n) for n in names)
+    return out if any(n is not None for n in out) else None
 
 
-def _name(x, axis) -> str:
-    return x.aval.names[axis]
+def padded(lengths) -> dict:
+    """{axis: true length} of one operand's `lengths` entry."""
+    return {a: n for a, n in enumerate(lengths or ()) if n is not None}
 
 
-def refuse(prim, x, axis, why):
-    raise PaddingError(f"{prim}: cannot honour padding along dynamic axis {_name(x, axis)!r} "
+def name_of(length) -> str:
+    """The dynamic axis whose true length is the node `length`."""
+    return next((n for n, node in current.lengths.items() if node is length), "?")
+
+
+def refuse(prim, x, axis, length, why):
+    raise PaddingError(f"{prim}: cannot honour padding along dynamic axis {name_of(length)!r} "
                        f"(axis {axis} of a {x.aval.shape} operand): {why}")
 
 
@@ -125,19 +128,21 @@ def ignore(name):
     return rule
 
 
-def keeps_names(name):
-    """The operation may move a padded axis but must keep it whole and named: one that would
-    merge, split or rename a padded axis cannot honour its padding."""
+def keeps_axes(name):
+    """The operation may move a padded axis but must keep it whole: one that would merge or
+    split it cannot honour its padding. (The rewrite checks the result: `kept` below.)"""
     def rule(lengths, *xs, **params):
         out = bind(_P[name], xs, params)
-        kept = set(padded_axes(out).values())
-        for x in xs:
-            for axis, n in padded_axes(x).items():
-                if n not in kept:
-                    refuse(name, x, axis, "the result no longer has this axis whole and named "
-                           "(merged, split or renamed); keep dynamic axes as axes of their own")
-        return out
+        return out, KEEPS
     return rule
+
+
+KEEPS = "keeps"    # a rule's answer: the result keeps every padded axis (checked by the rewrite)
+
+
+def renames(lengths, x, *, names):
+    """rename: the same positions stay padded, whatever the names become."""
+    return lax.rename(x, names=names), lengths[0]
 
 
 def reduction(name, identity):
@@ -148,38 +153,36 @@ def reduction(name, identity):
     return rule
 
 
-def along(name, axes_of, rule=None, why="it works along the axis"):
+def along(name, axes_of, why):
     """An operation along the axes `axes_of(*xs, **params)` of operand 0: padding along the
-    other axes passes through; along those, `rule(lengths, *xs, **params)` records the
-    operation, or (rule None) it cannot."""
-    def padding(lengths, *xs, **params):
-        inside = [a for a in padded_axes(xs[0]) if a in axes_of(*xs, **params)]
-        if not inside:
-            return bind(_P[name], xs, params)
-        if rule is None:
-            refuse(name, xs[0], inside[0], why)
-        return rule(lengths, *xs, **params)
-    return padding
+    other axes passes through; along those, it cannot (PaddingError saying `why`)."""
+    def rule(lengths, *xs, **params):
+        inside = set(axes_of(*xs, **params))
+        for axis, n in padded(lengths[0]).items():
+            if axis in inside:
+                refuse(name, xs[0], axis, n, why)
+        return bind(_P[name], xs, params)
+    return rule
 
 
 def cannot(name, why):
     """The primitive cannot honour padding along any axis of its operands."""
     def rule(lengths, *xs, **params):
-        for x in xs:
-            for axis in padded_axes(x):
-                refuse(name, x, axis, why)
+        for x, ls in zip(xs, lengths):
+            for axis, n in padded(ls).items():
+                refuse(name, x, axis, n, why)
         raise PaddingError(f"internal: {name}'s padding rule called without a padded operand")
     return rule
 
 
 def trailing(name, core_rank, why):
-    """A primitive over its operands' trailing `core_rank` axes (linalg, fft): padding along
-    the leading (batch) axes passes through, along the core axes it cannot."""
+    """A primitive over its operands' trailing `core_rank` axes (linalg): padding along the
+    leading (batch) axes passes through, along the core axes it cannot."""
     def rule(lengths, *xs, **params):
-        for x in xs:
-            for axis in padded_axes(x):
+        for x, ls in zip(xs, lengths):
+            for axis, n in padded(ls).items():
                 if axis >= len(x.aval.shape) - core_rank:
-                    refuse(name, x, axis, why)
+                    refuse(name, x, axis, n, why)
         return bind(_P[name], xs, params)
     return rule
 
@@ -191,76 +194,101 @@ def trailing(name, core_rank, why):
 # the data or reaches past the smallest size of the range (x[-1], x[1:]: the namespace has
 # already made them positions from the bucket's end) cannot be honoured.
 
-def _head(prim, x, axis, size, what):
-    """Whether a window of `size` along padded `axis` fits the smallest size of the range
-    (then it holds data only); PaddingError otherwise."""
-    low = current.ranges[_name(x, axis)][0]
+def _head(prim, x, axis, length, size, what):
+    """PaddingError unless a window of `size` along a padded axis fits the smallest size of
+    the range (then it holds data only)."""
+    low = current.ranges[name_of(length)][0]
     if size > low:
-        refuse(prim, x, axis, f"{what} of {size} position(s) does not fit the smallest size "
-               f"{low}; take the whole axis, or use positions from tlaloc.dim_size")
+        refuse(prim, x, axis, length, f"{what} of {size} position(s) does not fit the "
+               f"smallest size {low}; take the whole axis, or use positions from "
+               "tlaloc.dim_size")
 
 
-def _unnamed(out, axes):
-    """`out` with the names of `axes` removed (a window of data positions is not padded)."""
-    if not axes:
-        return out
-    names = tuple(None if i in axes else n for i, n in enumerate(out.aval.names))
-    return lax.rename(out, names=names if any(names) else None)
+def _fits(prim, x, axis, length, size, known, what):
+    """PaddingError unless a window of `size` at a run-time start (clamped to the data), or
+    at the fixed position `known`, lies inside every size of the range."""
+    if known is None:
+        _head(prim, x, axis, length, size, what)
+        return
+    low = current.ranges[name_of(length)][0]
+    if known + size > low:
+        refuse(prim, x, axis, length, f"the fixed position {known} may lie past the data "
+               f"(sizes go down to {low}; a negative index counts from the bucket's end); "
+               "index with positions computed from tlaloc.dim_size")
+
+
+def _known(start):
+    """The value of a start position fixed when the function was traced (a constant, or a
+    Python int captured as an input), else None. A fixed position may be a negative index
+    the namespace counted from the bucket's end (x[-1]): it must lie inside every size."""
+    if start.prim is None and start.value is not None and not start.aval.shape:
+        try:
+            return int(start.value)
+        except (TypeError, ValueError):
+            return None
+    if start.prim is _P.get("constant") and not start.aval.shape:
+        return int(start.params["value"])
+    return None
+
+
+def _without(lengths, axes):
+    """`lengths` with `axes` no longer padded (a window of data positions)."""
+    out = tuple(None if a in axes else n for a, n in enumerate(lengths))
+    return out if any(n is not None for n in out) else None
 
 
 def slice_rule(lengths, x, *, start, limit, strides):
     head = []
-    for axis in padded_axes(x):
-        lo, hi, st, n = start[axis], limit[axis], strides[axis], x.aval.shape[axis]
-        if (lo, hi, st) == (0, n, 1):
+    for axis, n in padded(lengths[0]).items():
+        lo, hi, st, size = start[axis], limit[axis], strides[axis], x.aval.shape[axis]
+        if (lo, hi, st) == (0, size, 1):
             continue                       # the whole axis
-        if lo > 0 and hi == n:
-            refuse("slice", x, axis, "a slice to the end of a dynamic axis has a length that "
-                   "depends on the size; mask with tlaloc.dim_size instead")
-        _head("slice", x, axis, hi, "a static slice")
+        if lo > 0 and hi == size:
+            refuse("slice", x, axis, n, "a slice to the end of a dynamic axis has a length "
+                   "that depends on the size (x[1:], x[-k:]); mask with tlaloc.dim_size instead")
+        _head("slice", x, axis, n, hi, "a static slice")
         head.append(axis)
     out = lax.slice(x, start=start, limit=limit, strides=strides)
-    return _unnamed(out, head)
+    return out, _without(lengths[0], head)
 
 
 def dynamic_slice_rule(lengths, x, *starts, sizes):
     starts = list(starts)
     head = []
-    for axis in padded_axes(x):
+    for axis, n in padded(lengths[0]).items():
         k = sizes[axis]
         if k == x.aval.shape[axis]:
             continue                       # the whole axis (its start clamps to 0)
-        _head("dynamic_slice", x, axis, k, "a window")
-        starts[axis] = clamped(starts[axis], minus(lengths[0][axis], k))
+        _fits("dynamic_slice", x, axis, n, k, _known(starts[axis]), "a window")
+        starts[axis] = clamped(starts[axis], minus(n, k))
         head.append(axis)
-    return _unnamed(lax.dynamic_slice(x, *starts, sizes=sizes), head)
+    return lax.dynamic_slice(x, *starts, sizes=sizes), _without(lengths[0], head)
 
 
 def dynamic_update_slice_rule(lengths, x, update, *starts):
     starts = list(starts)
-    into = padded_axes(x)
-    for axis in padded_axes(update):
-        if axis not in into:
-            refuse("dynamic_update_slice", update, axis, "the updated array's axis is not "
+    into = padded(lengths[0])
+    for axis, n in padded(lengths[1]).items():
+        if into.get(axis) is not n:
+            refuse("dynamic_update_slice", update, axis, n, "the updated array's axis is not "
                    "this dynamic axis")
-    for axis in into:
+    for axis, n in into.items():
         k = update.aval.shape[axis]
         if k == x.aval.shape[axis]:
             continue
-        _head("dynamic_update_slice", x, axis, k, "an update")
-        starts[axis] = clamped(starts[axis], minus(lengths[0][axis], k))
+        _fits("dynamic_update_slice", x, axis, n, k, _known(starts[axis]), "an update")
+        starts[axis] = clamped(starts[axis], minus(n, k))
     return lax.dynamic_update_slice(x, update, *starts)
 
 
 def _coordinate_bounds(x, idx, axes, lengths):
     """idx's coordinates clamped to the true lengths of x's padded indexed axes."""
     dtype = idx.aval.dtype
-    padded = padded_axes(x)
-    if not any(a in padded for a in axes):
+    if not any(lengths[a] is not None for a in axes):
         return idx
     parts = []
     for a in axes:
-        if a in padded:
+        if lengths[a] is not None:
             top = lax.convert(minus(lengths[a], 1), dtype=dtype)
             parts.append(lax.reshape(top, shape=(1,)))
         else:
@@ -287,10 +315,10 @@ def scatter_rule(lengths, x, idx, updates, *, axes, mode):
         batch.update({a: n for a, n in enumerate((ls or ())[:nb]) if n is not None})
     keep = mask(idx.aval.shape[:nb], idx.device, batch)
     window = [d for d in range(len(x.aval.shape)) if d not in axes]
-    padded_x = padded_axes(x)
-    for axis, name in padded_axes(updates).items():
-        if axis >= nb and padded_x.get(window[axis - nb]) != name:
-            refuse("scatter", updates, axis, "the updated array's axis is not this dynamic axis")
+    into = padded(lengths[0])
+    for axis, n in padded(lengths[2]).items():
+        if axis >= nb and into.get(window[axis - nb]) is not n:
+            refuse("scatter", updates, axis, n, "the updated array's axis is not this dynamic axis")
     if keep is not None:
         outside = lax.constant(shape=(), dtype=idx.aval.dtype, value=-1, device=idx.device)
         idx = lax.select(lax.broadcast_in_dim(keep, shape=idx.aval.shape, dims=tuple(range(nb))),
@@ -306,6 +334,7 @@ def sort_rule(lengths, *operands, dimension, num_keys, descending, output):
                         descending=descending, output=output)
     x = operands[0]
     position = lax.iota(shape=x.aval.shape, dtype=dt.int32, dim=dimension, device=x.device)
+    position = lax.rename(position, names=x.aval.names)   # the result's names are operand 0's
     last = lax.compare(position, n, direction="LT" if descending else "GE")
     return lax.sort(last, *operands, dimension=dimension, num_keys=num_keys + 1,
                     descending=descending, output=output + 1)

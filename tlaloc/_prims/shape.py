@@ -110,7 +110,7 @@ reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
                   batch=lambda bdims, x, *, shape: (lax.reshape(
                       bt.moved(x, bdims[0], 0, None), shape=(x.aval.shape[bdims[0]],) + tuple(shape)), 0),
-                  padding=pd.keeps_names("reshape"),
+                  padding=pd.keeps_axes("reshape"),
                   **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
 
 
@@ -457,7 +457,7 @@ rename = declare(
     "rename", infer=_rename_infer, names=lambda out, x, *, names: names,
     emit=lambda ctx, x, *, names: x, impl=lambda x, *, names: x, source="{0}",
     batch=lambda bdims, x, *, names: (lax.rename(x, names=_names_with(names, bdims[0])), bdims[0]),
-    padding=pd.keeps_names("rename"),
+    padding=pd.renames,
     jvp=lambda tangents, x, *, out, names: (
         None if tangents[0] is None else lax.rename(tangents[0], names=names)),
     vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),))
