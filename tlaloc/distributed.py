@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import atexit
 
-from .backends import _jaxlib
 
-DistributedError = _jaxlib.DistributedError
+def __getattr__(name):
+    # jaxlib is imported on first need (`import tlaloc` and interpreted programs need none)
+    if name == "DistributedError":
+        from .backends import _jaxlib
+        return _jaxlib.DistributedError
+    raise AttributeError(f"module 'tlaloc.distributed' has no attribute {name!r}")
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int, *,
@@ -33,20 +37,24 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int, *,
         raise ValueError(f"initialize: process_id must be in [0, {num_processes}), got {process_id}")
     if timeout_s < 1:
         raise ValueError(f"initialize: timeout_s must be at least 1, got {timeout_s}")
+    from .backends import _jaxlib
     _jaxlib.connect(coordinator_address, num_processes, process_id, timeout_s)
     atexit.register(shutdown)
 
 
 def shutdown() -> None:
     """Leave the run (waits for the other processes to leave too, up to the timeout)."""
+    from .backends import _jaxlib
     _jaxlib.disconnect()
 
 
 def process_index() -> int:
     """This process's index in the run (0 without tlaloc.distributed.initialize)."""
+    from .backends import _jaxlib
     return _jaxlib.process_info()[0]
 
 
 def process_count() -> int:
     """The number of processes in the run (1 without tlaloc.distributed.initialize)."""
+    from .backends import _jaxlib
     return _jaxlib.process_info()[1]
