@@ -4,9 +4,11 @@ A batching rule (`batch=` of a declaration, signature in _prims/core.py) receive
 operands with their mapped axes (`bdims`: an int per mapped operand, None for the others) and
 records the operation on the whole batch. The helpers here move a mapped axis where a rule
 wants it (`moved`), give an unmapped operand the mapped axis (`moved` with dim None
-broadcasts), and renumber per-example axes (`shifted`); the factories cover the common
-shapes of rule: elementwise (`elementwise`), operand 0's axes kept (`same_axes`), a rule
-that puts the mapped axis first and prepends it to the parameters (`at_front`).
+broadcasts), renumber per-example axes and per-axis parameters (`shifted`, `inserted`), and
+build the index vectors of batched gathers and scatters; the factories cover the common
+shapes of rule: `unary` (every axis kept), `elementwise`, and `trailing` (an operation over
+the trailing axes, whose leading axes are a batch). The last part batches custom derivative
+rules (custom_vjp, custom_jvp, checkpoint).
 """
 from __future__ import annotations
 
@@ -70,8 +72,9 @@ def first_dim(bdims) -> int:
 
 
 def unary(name):
-    """A primitive of one operand that keeps every axis where it is (convert, rename-free
-    identities): the same operation on the batch, mapped axis unchanged."""
+    """A primitive of one operand that keeps every axis where it is (convert, the autodiff
+    markers, collectives that reduce across devices): the same operation on the batch, the
+    mapped axis where it was."""
     def rule(bdims, x, **params):
         return bind(_P[name], (x,), params), bdims[0]
     return rule
@@ -105,21 +108,11 @@ def _example_shape(xs, dims) -> tuple:
                 for x, d in zip(xs, dims)), key=len)
 
 
-def at_front(name, params_for):
-    """A rule that moves every operand's mapped axis to the front (broadcasting unmapped
-    ones) and binds the primitive with `params_for(**params)`: per-example axes shift by
-    one. The result's mapped axis is 0."""
-    def rule(bdims, *xs, **params):
-        size = size_of(bdims, xs)
-        operands = [moved(x, d, 0, size) for x, d in zip(xs, bdims)]
-        return bind(_P[name], tuple(operands), params_for(**params)), 0
-    return rule
-
-
 def trailing(name, core_rank):
-    """A primitive over the trailing `core_rank` axes whose leading axes are a batch (linalg,
-    fft): a mapped axis among the leading ones stays; one among the core axes moves to the
-    front. Several operands share the leading axes: all get the mapped axis at one place."""
+    """A primitive over the trailing `core_rank` axes whose leading axes are a batch (the
+    linalg factorisations and solves): a mapped axis among the leading ones stays, one among
+    the core axes moves to the front. Operands share their leading axes: all get the mapped
+    axis at one place."""
     def rule(bdims, *xs, **params):
         size = size_of(bdims, xs)
         to = first_dim(bdims)
