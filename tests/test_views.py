@@ -126,8 +126,21 @@ def _write(data, a, t, others):
     """A write through (a, t): __setitem__ or an in-place operator, with a scalar or another
     live array (possibly overlapping this one) as the value."""
     dtype = a.dtype.name
-    kind = data.draw(st.sampled_from(["setitem", "setitem", "inplace"]))
-    if kind == "setitem":
+    kind = data.draw(st.sampled_from(["setitem", "setitem", "inplace", "ints", "mask"]))
+    if kind == "ints" and a.ndim >= 1 and a.shape[0] > 0:   # integer-array keys write too
+        idx = data.draw(st.lists(st.integers(-a.shape[0], a.shape[0] - 1), min_size=1,
+                                 max_size=3, unique_by=lambda i: i % a.shape[0]))
+        v = _scalar(data, dtype)
+        a[idx] = v
+        t[xp.asarray(idx, device=t.device)] = v
+        return f"x[{idx}] = {v!r}"
+    if kind == "mask" and a.ndim >= 1:
+        mask = _values(a.shape, "bool")
+        v = _scalar(data, dtype)
+        a[mask] = v
+        t[xp.asarray(mask, device=t.device)] = v
+        return f"x[mask] = {v!r}"
+    if kind in ("setitem", "ints", "mask"):
         key = data.draw(npst.basic_indices(a.shape, min_dims=0, allow_newaxis=True,
                                            allow_ellipsis=True))
         region = a[key]
