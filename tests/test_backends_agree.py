@@ -522,6 +522,53 @@ CASES = {
     "qr": linalg_case(lambda a: [xp.abs(xp.linalg.qr(a)[1])]),
 }
 
+
+# ----------------------------------------------------------------------------- control flow
+#
+# Region ops run their bodies' primitives (each with its own case above): these cases check
+# the region ops themselves on edge inputs (which branch runs, how many times a body runs,
+# what a scan stacks), with bodies of correctly rounded operations.
+
+def cond_case(dev):
+    out = []
+    for d in ("float32", "float64", "complex128", "int32"):
+        v = _arr(dev, edges(d))
+        for pred in (True, False):
+            r = xp.cond(xp.asarray(pred, device=dev), lambda x: x * x - x, lambda x: -x, v)
+            out.append((f"{d} {pred}", r, True))
+        k = xp.asarray(2, device=dev)
+        r = xp.switch(k, [lambda x: x, lambda x: x + x, lambda x: x * x], v)
+        out.append((f"{d} switch", r, True))
+    return out
+
+
+def while_case(dev):
+    out = []
+    for d in ("float32", "float64"):
+        v = _arr(dev, edges(d))
+        count, halved = xp.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 0.5),
+                                      (xp.asarray(0, device=dev), v))
+        out += [(f"{d} count", count, True), (f"{d} halved", halved, True)]
+        never = xp.while_loop(lambda c: c[0] < 0, lambda c: (c[0] + 1, c[1] + 1.0),
+                              (xp.asarray(0, device=dev), v))[1]
+        out.append((f"{d} empty", never, True))
+    return out
+
+
+def scan_case(dev):
+    out = []
+    for d in ("float32", "float64", "int64"):
+        rows = _arr(dev, edges(d)[:12].reshape(4, 3))
+        for reverse in (False, True):
+            total, running = xp.scan(lambda c, x: (c + x, c * x), xp.zeros(3, dtype=rows.dtype,
+                                                                          device=dev),
+                                     rows, reverse=reverse)
+            out += [(f"{d} {reverse} carry", total, True), (f"{d} {reverse} ys", running, True)]
+    return out
+
+
+CASES.update({"cond": cond_case, "while": while_case, "scan": scan_case})
+
 for _name, _p in REGISTRY.items():
     if _name not in CASES and _p.elementwise:
         n_operands = 2 if _name in {"add", "subtract", "multiply", "divide", "maximum", "minimum",
