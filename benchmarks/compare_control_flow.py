@@ -19,18 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 import types
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_control_flow as bc  # noqa: E402
-
-now = time.perf_counter
-
+from compare_vmap import measure  # noqa: E402  (interleaved repetitions: median, fastest)
 
 def jax_workload(name):
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -45,23 +41,6 @@ def jax_workload(name):
     args = [jnp.asarray(a) for a in args]
     jitted = jax.jit(f)
     return lambda: jax.block_until_ready(jitted(*args))
-
-
-def measure(fns, reps):
-    """(median, fastest) seconds per version over interleaved repetitions (after two
-    warm-up calls)."""
-    for fn in fns.values():
-        fn()
-        fn()
-    names = list(fns)
-    times = {k: [] for k in names}
-    for r in range(reps):
-        for k in names[r % len(names):] + names[:r % len(names)]:
-            t = now()
-            fns[k]()
-            times[k].append(now() - t)
-    return ({k: statistics.median(v) for k, v in times.items()},
-            {k: min(v) for k, v in times.items()})
 
 
 def main(argv=None):
@@ -81,7 +60,7 @@ def main(argv=None):
         theirs = jax_workload(name)
         if theirs is not None:
             fns["jax"] = theirs
-        t, fastest = measure(fns, reps)
+        t, fastest = measure(fns, reps, loop_reps=0)
         vs = f"{t['tlaloc'] / t['jax']:.2f}x ({fastest['tlaloc'] / fastest['jax']:.2f}x)" \
             if "jax" in t else "-"
         jx = f"{t['jax'] * 1e3:.3f} ms" if "jax" in t else "-"
