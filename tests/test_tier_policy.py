@@ -183,22 +183,33 @@ _START = textwrap.dedent("""
     import json, sys
     import tlaloc as xp
     after_import = "jaxlib" in sys.modules
+    optional = ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special", "tlaloc._profile",
+                "tlaloc._explain", "tlaloc.autodiff.source", "tlaloc.random"]
+    loaded_at_import = [m for m in optional if m in sys.modules]
+    from tlaloc import profile                     # first use imports them
+    assert callable(profile) and callable(xp.linalg.inv) and "special" in dir(xp)
     x = xp.asarray([1.0, 2.0, 3.0])
     value = float(xp.sum(xp.sin(x) * 2.0))
     after_interpreted = "jaxlib" in sys.modules
     xp.config.update(execution="compiled")
     value2 = float(xp.sum(xp.cos(x) * 2.0))
-    print(json.dumps([after_import, after_interpreted, "jaxlib" in sys.modules, value, value2]))
+    print(json.dumps([after_import, after_interpreted, "jaxlib" in sys.modules, value, value2,
+                      loaded_at_import]))
 """)
 
 
-def test_an_interpreted_first_evaluation_does_not_import_jaxlib(tmp_path):
+def test_start_up_imports_neither_jaxlib_nor_the_optional_modules(tmp_path):
+    """`import tlaloc` and an interpreted first evaluation need no jaxlib (the PJRT client
+    is made by the first compile or transfer), and the extensions, profiling and
+    explanations are imported on first use."""
     env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path), TLALOC_EXECUTION="auto")
     out = subprocess.run([sys.executable, "-c", _START], env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    after_import, after_interpreted, after_compiled, value, value2 = json.loads(
+    after_import, after_interpreted, after_compiled, value, value2, loaded = json.loads(
         out.stdout.strip().splitlines()[-1])
-    assert (after_import, after_interpreted, after_compiled) == (False, False, True)
+    assert (after_import, after_interpreted, after_compiled) == (False, False, True), \
+        "jaxlib was imported before a program needed it (import it inside the functions)"
+    assert loaded == [], f"imported by `import tlaloc`, though optional: {loaded}"
     assert value == pytest.approx(float(np.sum(np.sin([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
     assert value2 == pytest.approx(float(np.sum(np.cos([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)

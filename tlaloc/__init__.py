@@ -5,6 +5,7 @@
     y = xp.sum(xp.sin(x) ** 2)   # recorded, not computed
     float(y)                      # lowered to one StableHLO program, compiled or interpreted
 """
+import os as _os
 import sys as _sys
 
 from ._config import VERSION as _VERSION, config
@@ -44,12 +45,8 @@ from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted
 from ._api.sorting import argsort, sort
 from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 
-from . import fft, linalg  # the extensions: tlaloc.linalg, tlaloc.fft
-from . import special  # tlaloc.special, which SciPy finds as xp.special
-
 from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                        jacrev, jvp, stop_gradient, value_and_grad, vjp)
-from .autodiff.source import grad_source
 from ._jit import compile_log
 from ._vmap import vmap
 from ._export import Exported
@@ -58,8 +55,6 @@ from ._dynamic import deserialize, dim_size, export, jit
 from ._prims.padding import PaddingError
 from .control_flow import cond, fori_loop, scan, switch, while_loop   # docs/control-flow.md
 from . import tree   # tlaloc.tree: map, leaves, structure, flatten, unflatten, register
-from ._profile import memory_stats, profile   # profiling (docs/profiling.md)
-from ._explain import explain, explain_from_environment as _explain_from_environment
 # several devices and processes (docs/distributed.md)
 from ._mesh import Mesh, Shard, Sharding, devices, local_devices
 from ._sharding import (all_gather, all_to_all, axis_index, from_process_local, pmax, pmean,
@@ -80,7 +75,10 @@ newaxis = None
 _operators.install(_sys.modules[__name__])   # Array's operators and namespace methods
 
 
-_explain_from_environment()   # TLALOC_EXPLAIN=1: every evaluation on the tlaloc.explain logger
+if _os.environ.get("TLALOC_EXPLAIN", "") not in ("", "0"):
+    # every evaluation on the tlaloc.explain logger
+    from ._explain import explain_from_environment as _explain_from_environment
+    _explain_from_environment()
 
 
 def broadcast_shapes(*shapes):
@@ -93,12 +91,31 @@ from . import named  # noqa: E402
 from .named import Named, align_to, contract, rename, typechecked  # noqa: E402
 
 
+# Imported on first use, so that `import tlaloc` loads only what recording and evaluation
+# need (docs/benchmarks.md, start-up): attribute -> (module, its attribute or None for the
+# module itself). tlaloc.linalg, .fft and .special are the extensions (SciPy finds
+# xp.special), profile/memory_stats docs/profiling.md.
+_ON_FIRST_USE = {
+    "fft": (".fft", None), "linalg": (".linalg", None), "special": (".special", None),
+    "random": (".random", None), "numpy": (".numpy", None),
+    "grad_source": (".autodiff.source", "grad_source"),
+    "profile": ("._profile", "profile"), "memory_stats": ("._profile", "memory_stats"),
+    "explain": ("._explain", "explain"),
+}
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ON_FIRST_USE))
+
+
 def __getattr__(name):
-    # tlaloc.random and tlaloc.numpy are imported on first use (importing tlaloc stays as
-    # fast as it was)
-    if name in ("random", "numpy"):
+    spec = _ON_FIRST_USE.get(name)
+    if spec is not None:
         import importlib
-        return importlib.import_module(f".{name}", __name__)
+        module = importlib.import_module(spec[0], __name__)
+        value = module if spec[1] is None else getattr(module, spec[1])
+        globals()[name] = value     # found directly from now on
+        return value
     from ._numpy_names import STANDARD_SPELLING
     if name in STANDARD_SPELLING:
         raise AttributeError(f"module 'tlaloc' has no attribute {name!r}: that is NumPy's "
