@@ -333,6 +333,10 @@ def test_bad_input(mesh):
                      ({"batch": "data", "feat": "model"},), {"batch": "data"})(
             xp.shard(named(np.zeros((8, 2), np.float32), ("batch", "feat")), mesh,
                      {"batch": "data"}))
+    with pytest.raises(NotImplementedError, match="export: the arguments are laid out over a mesh"):
+        xp.export(lambda v: v * 2)(a)
+    with pytest.raises(NotImplementedError, match="running an exported program on a mesh"):
+        xp.export(lambda v: v * 2)(x).call(a)
     with pytest.raises(ValueError, match="sends from or to one device twice"):
         xp.shard_map(lambda b: xp.ppermute(b, "data", [(0, 1), (1, 1)]), mesh,
                      ({"batch": "data"},), {"batch": "data"})(a)

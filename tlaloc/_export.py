@@ -152,6 +152,10 @@ class Exported:
         if device.platform == "interpreter":
             raise ValueError("Exported.call: exported programs run on PJRT devices; move the "
                              "arguments with to_device('cpu')")
+        if getattr(device, "mesh", None) is not None:
+            raise NotImplementedError("Exported.call: running an exported program on a mesh is "
+                                      "not supported yet; gather the arguments to one device "
+                                      "(x.to_device('cpu'))")
         if self._lapack and device.platform != "cpu":
             raise NotImplementedError("Exported.call: this program calls LAPACK (LU, QR, eigh, "
                                       f"eig or SVD), which runs on the CPU only, not {device}")
@@ -342,6 +346,10 @@ def _trace(fun, args):
     if traced.plan is None:
         raise ValueError("tlaloc.export: the function computes no array; there is no program "
                          "to export")
+    if getattr(traced.device, "mesh", None) is not None:
+        raise NotImplementedError("tlaloc.export: the arguments are laid out over a mesh; "
+                                  "exporting programs on a mesh is not supported yet (export "
+                                  "the function on unsharded arrays)")
     program = traced.plan.program()
     # The plan also returns pending intermediates that the caller's code still holds (a
     # captured array not yet computed): an exported program returns its results only.

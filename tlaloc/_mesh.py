@@ -224,6 +224,9 @@ class Sharding:
 
     def __init__(self, mesh, spec, names):
         self.mesh = mesh
+        if spec is None:    # a layout XLA chose that no mapping of axes describes
+            self.spec = self.mapping = None
+            return
         self.spec = tuple(spec)
         names = names or (None,) * len(spec)
         self.mapping = {(n if n is not None else k): (dim[0] if len(dim) == 1 else dim)
@@ -236,6 +239,8 @@ class Sharding:
         return hash((self.mesh, self.spec))
 
     def __repr__(self):
+        if self.spec is None:
+            return f"Sharding({self.mesh}, <a layout no axis mapping describes>)"
         return f"Sharding({self.mesh}, {self.mapping})"
 
 

@@ -223,11 +223,21 @@ class SpmdBackend(Backend):
 
     def _entry(self, plan, buffers):
         """The compiled program of `plan` on inputs laid out as `buffers` are."""
-        key = (plan.key, tuple([self.runtime.layout_of(b) for b in buffers]))
-        entry = self._entries.get(key)
+        layouts = tuple([self.runtime.layout_of(b) for b in buffers])
+        # a plan run many times (jit) keeps its executables by layouts: hashing its long key
+        # at every call would cost time proportional to the program
+        mine = plan.entry if plan.keeps_entry else None
+        entry = mine.get(layouts) if mine is not None else None
+        if entry is None:
+            entry = self._entries.get((plan.key, layouts))
         if entry is not None:
             self.stats.hits += 1
+            if plan.keeps_entry:
+                if mine is None:
+                    mine = plan.entry = {}
+                mine[layouts] = entry
             return entry
+        key = (plan.key, layouts)
         program = plan.program()
         specs = [self.spec(b, len(a.shape)) for b, a in zip(buffers, program.in_avals)]
         text = lower_program(program, **lowering_attributes(self.axes, specs, program.donated))
