@@ -251,9 +251,15 @@ def test_named_axis(tier):
     again = xp.vmap(lambda x: x + 1, axis="batch")(last)
     assert again.names == ("batch", "feature")
     np.testing.assert_allclose(again, values + 1)
-    # named arrays under positional vmap keep their other names
+    # under positional vmap named arrays keep their names, the mapped axis' too
     kept = xp.vmap(lambda x: x * w)(xs)
-    assert kept.names[1] == "feature"
+    assert kept.names == ("batch", "feature")
+    moved = xp.vmap(lambda x: x * w, out_axes=1)(xs)
+    assert moved.names == ("feature", "batch")
+    mixed = xp.vmap(lambda x, y: x + y)(xs, xp.asarray(values, device=tier))
+    assert mixed.names == ("batch", "feature")
+    unnamed = xp.vmap(lambda x, y: x * y, in_axes=(0, 1))(xs, xp.rename(xs.T, (None, "other")))
+    assert unnamed.names == (None, "feature")     # the mapped axes disagree: no name
     with pytest.raises(ValueError, match="no argument is mapped"):
         xp.vmap(lambda x: x, axis="time")(xs)
 

@@ -19,7 +19,7 @@ import numpy as np
 from . import _tree
 from ._array import Array
 from ._context import trace
-from ._graph import ConcretizationError, Node, bind
+from ._graph import Aval, ConcretizationError, Node, bind
 from ._mesh import MeshDevice
 from ._prims import batching, lax
 
@@ -79,45 +79,56 @@ def _call(f, args, kwargs, in_axes, out_axes, axis, axis_size):
         _check_not_a_mesh_axis(leaves, axis, name)
         spec = [_named_axis(x, axis) for x in leaves]
     size = _mapped_size(leaves, spec, axis_size, name)
-    env = {}
-    example = []
-    for x, d in zip(leaves, spec):
-        if d is None:
-            example.append(x)
-            continue
-        node = _without_name(x._node, d)
-        a = x._node.aval
-        names = None if a.names is None else a.names[:d] + a.names[d + 1:]
-        if names is not None and all(n is None for n in names):
-            names = None
-        placeholder = Node(None, (), None, type(a)(a.shape[:d] + a.shape[d + 1:], a.dtype, names),
-                           x.device)
-        env[placeholder] = (node, d)
-        example.append(Array._from_node(placeholder))
-    call_args, call_kwargs = _tree.unflatten(structure, example)
-    outer_trace = trace.jit_depth > 0
-    trace.jit_depth += 1    # placeholders have no values: nothing may be computed meanwhile
-    try:
-        result = f(*call_args, **call_kwargs)
-    except ConcretizationError as e:
-        raise _concretization_error(e, name, outer_trace) from None
-    finally:
-        trace.jit_depth -= 1
+    env, example = _placeholders(leaves, spec)
+    result = _trace_example(f, *_tree.unflatten(structure, example), name)
     out_leaves, out_structure = _tree.flatten(result)
-    arrays = [x for x in out_leaves if isinstance(x, Array)]
-    found = iter(batch_nodes([x._node for x in arrays], env))
+    found = iter(batch_nodes([x._node for x in out_leaves if isinstance(x, Array)], env))
     if axis is None:
         spec_out = _prefix_axes(out_axes, result, "out_axes", tree_is_result=True)
     else:
         spec_out = [0] * len(out_leaves)
-    outs = []
-    for x, want in zip(out_leaves, spec_out):
-        if not isinstance(x, Array):
-            outs.append(x)
-            continue
-        node, d = next(found)
-        outs.append(Array._from_node(_place(node, d, want, size, axis, name)))
+    axis_name = axis if axis is not None else _common_name(leaves, spec)
+    outs = [Array._from_node(_place(*next(found), want, size, axis_name, axis is not None, name))
+            if isinstance(x, Array) else x for x, want in zip(out_leaves, spec_out)]
     return _tree.unflatten(out_structure, outs)
+
+
+def _placeholders(leaves, spec):
+    """({placeholder: (the argument, its mapped axis)}, the example's leaves): a mapped
+    argument is seen by the function as a placeholder of one example's aval."""
+    env, example = {}, []
+    for x, d in zip(leaves, spec):
+        if d is None:
+            example.append(x)
+            continue
+        a = x._node.aval
+        names = None if a.names is None else a.names[:d] + a.names[d + 1:]
+        if names is not None and all(n is None for n in names):
+            names = None
+        placeholder = Node(None, (), None, Aval(a.shape[:d] + a.shape[d + 1:], a.dtype, names),
+                           x.device)
+        env[placeholder] = (_without_name(x._node, d), d)
+        example.append(Array._from_node(placeholder))
+    return env, example
+
+
+def _trace_example(f, args, kwargs, name):
+    """f on the placeholders, recorded without values."""
+    outer_trace = trace.jit_depth > 0
+    trace.jit_depth += 1    # placeholders have no values: nothing may be computed meanwhile
+    try:
+        return f(*args, **kwargs)
+    except ConcretizationError as e:
+        raise _concretization_error(e, name, outer_trace) from None
+    finally:
+        trace.jit_depth -= 1
+
+
+def _common_name(leaves, spec):
+    """The name the mapped arguments that name their mapped axis give it, if they agree on
+    one: the results' mapped axis keeps it."""
+    names = {x.names[d] for x, d in zip(leaves, spec) if d is not None} - {None}
+    return names.pop() if len(names) == 1 else None
 
 
 def _check_not_a_mesh_axis(leaves, axis, name):
@@ -202,8 +213,9 @@ def _without_name(node, d):
     return lax.rename(node, names=None if all(n is None for n in names) else names)
 
 
-def _place(node, d, want, size, axis, name):
-    """A result with its mapped axis where out_axes (or the named axis) wants it."""
+def _place(node, d, want, size, axis_name, named_mode, name):
+    """A result with its mapped axis where out_axes (or the named axis) wants it, named
+    `axis_name` (with vmap(axis=...) always; otherwise when no other axis has the name)."""
     if want is None:
         if d is not None:
             raise ValueError(f"vmap of {name}: out_axes is None for a result that varies "
@@ -213,10 +225,12 @@ def _place(node, d, want, size, axis, name):
     if not -ndim <= want < ndim:
         raise ValueError(f"vmap of {name}: out_axes {want} is out of range for a result of "
                          f"{ndim} dimension(s)")
-    node = batching.moved(node, d, want % ndim, size)
-    if axis is not None:
-        names = node.aval.names or (None,) * ndim
-        node = lax.rename(node, names=(axis,) + names[1:])
+    want %= ndim
+    node = batching.moved(node, d, want, size)
+    names = list(node.aval.names or (None,) * ndim)
+    if axis_name is not None and (named_mode or axis_name not in names):
+        names[want] = axis_name
+        node = lax.rename(node, names=tuple(names))
     return node
 
 
