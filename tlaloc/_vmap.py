@@ -71,7 +71,7 @@ def _check_axes_spec(what, spec):
 # ----------------------------------------------------------------------------- a call
 
 def _call(f, args, kwargs, in_axes, out_axes, axis, axis_size):
-    name = getattr(f, "__qualname__", repr(f))
+    name = getattr(f, "__qualname__", None) or repr(f)
     leaves, structure = _tree.flatten((args, kwargs))
     if axis is None:
         spec = _prefix_axes(in_axes, args, "in_axes") + [0] * _tree.flatten(kwargs)[1].num_leaves
