@@ -6,8 +6,8 @@
     python benchmarks/compare_tiers.py --only stencil,repeated,startup
 
   * stencil: 500 steps of `u[1:-1, 1:-1] = ...` on 200x200: NumPy; tlaloc's default mode
-    on a loop it has not seen (first run) and again (second run); interpreted; compiled with
-    the loop's programs cached.
+    on a loop it has not seen (first run) and again (second run); interpreted; compiled, on
+    a loop not seen (cold: every program compiled) and with the loop's programs cached.
   * repeated: 100 small computations (the one-shot workload), each repeated 1, 2, 5 and 50
     times, on shapes never seen before: the default mode against both fixed tiers.
   * startup: `import tlaloc` against `import numpy`, fresh processes run in pairs
@@ -52,7 +52,8 @@ def stencil(xp, reps):
         xp.config.update(execution=execution)
         return _timed(lambda: np.asarray(wl.stencil_loop(xp.asarray(wl.stencil_grid(n)))))
 
-    rows = {k: [] for k in ("numpy", "first run", "second run", "interpreted", "compiled")}
+    rows = {k: [] for k in ("numpy", "first run", "second run", "interpreted", "compiled cold",
+                            "compiled")}
     for _ in range(reps):
         rows["numpy"].append(_timed(lambda: wl.stencil_loop(grid.copy())))
         # a loop tlaloc has not seen: a grid size of its own in each repetition
@@ -62,6 +63,8 @@ def stencil(xp, reps):
         xp.wait_for_compiles()
         rows["second run"].append(tlaloc_run("auto", n) * (wl.STENCIL_N / n) ** 2)
         rows["interpreted"].append(tlaloc_run("interpreted"))
+        n = wl.STENCIL_N + next(shapes)            # every program compiled, none cached
+        rows["compiled cold"].append(tlaloc_run("compiled", n) * (wl.STENCIL_N / n) ** 2)
         tlaloc_run("compiled")                     # compiles (the first repetition) or hits
         rows["compiled"].append(tlaloc_run("compiled"))
         xp.config.update(execution="auto")
@@ -138,7 +141,7 @@ def main(argv=None):
     if "stencil" in only:
         r = stencil(xp, reps)
         print(f"stencil 200x200, {wl.STENCIL_STEPS} steps (NumPy {r['numpy'] * 1e3:.1f} ms):")
-        for k in ("first run", "second run", "interpreted", "compiled"):
+        for k in ("first run", "second run", "interpreted", "compiled cold", "compiled"):
             print(f"  tlaloc {k:<12} {r[k] * 1e3:8.1f} ms  {r[k] / r['numpy']:6.2f}x NumPy")
         print(f"  first run / second run: {r['first run'] / r['second run']:.2f}")
     if "repeated" in only:
