@@ -272,7 +272,9 @@ def test_bad_arguments():
         xp.vmap(lambda x: x, in_axes="0")
     with pytest.raises(TypeError, match="either axis"):
         xp.vmap(lambda x: x, in_axes=1, axis="batch")
-    with pytest.raises(TypeError, match="axis_size"):
+    with pytest.raises(TypeError, match="axis_size must be an int"):
+        xp.vmap(lambda x: x, axis_size=2.0)
+    with pytest.raises(ValueError, match="non-negative"):
         xp.vmap(lambda x: x, axis_size=-1)
     with pytest.raises(ValueError, match="different sizes"):
         xp.vmap(lambda x, y: x + y)(a, xp.ones((5, 3)))

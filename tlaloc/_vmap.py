@@ -50,9 +50,11 @@ def vmap(f, in_axes=_DEFAULT, out_axes=_DEFAULT, *, axis=None, axis_size=None):
     _check_axes_spec("out_axes", out_axes)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
-    if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
-                                  or axis_size < 0):
-        raise TypeError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
+    if axis_size is not None:
+        if not isinstance(axis_size, int) or isinstance(axis_size, bool):
+            raise TypeError(f"vmap: axis_size must be an int, got {axis_size!r}")
+        if axis_size < 0:
+            raise ValueError(f"vmap: axis_size must be non-negative, got {axis_size}")
 
     @functools.wraps(f)
     def batched(*args, **kwargs):
