@@ -289,6 +289,32 @@ def test_jit_signature_includes_layouts_and_donation_keeps_state(mesh):
     np.testing.assert_allclose(np.asarray(w), expected, rtol=1e-5)
 
 
+@four
+def test_export_on_a_mesh_runs_on_the_same_mesh_shape(mesh):
+    xh = RNG.standard_normal((8, 4)).astype(np.float32)
+    wh = RNG.standard_normal((4, 6)).astype(np.float32)
+    bias = xp.shard(xp.asarray(np.float32(0.5)), mesh, {})      # captured: a program input
+
+    def f(x, w):
+        h = xp.with_sharding(xp.tanh(x @ w) + bias, {"batch": "data", "hidden": "model"})
+        m = xp.shard_map(lambda b: xp.psum(b, "data"), mesh, ({"batch": "data"},), {})(h)
+        return h, m
+
+    x = xp.shard(named(xh, ("batch", "feat")), mesh, {"batch": "data"})
+    w = xp.shard(named(wh, ("feat", "hidden")), mesh, {"hidden": "model"})
+    blob = xp.export(f)(x, w).serialize()
+    g = xp.deserialize(blob)
+    assert "sdy" in g.mlir_module()
+    other = xp.Mesh({"data": 2, "model": 2}, devices=xp.devices("cpu")[::-1])   # same shape
+    for m in (mesh, other):
+        h, s = g.call(xp.shard(named(xh, ("batch", "feat")), m, {"batch": "data"}),
+                      xp.shard(named(wh, ("feat", "hidden")), m, {"hidden": "model"}))
+        assert h.device is m.device and h.names == ("batch", "hidden")
+        ref = np.tanh(xh @ wh) + 0.5
+        np.testing.assert_allclose(np.asarray(h), ref, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(s), ref[:4] + ref[4:], rtol=1e-5, atol=1e-6)
+
+
 # ----------------------------------------------------------------------------- bad input
 
 @four
@@ -333,10 +359,13 @@ def test_bad_input(mesh):
                      ({"batch": "data", "feat": "model"},), {"batch": "data"})(
             xp.shard(named(np.zeros((8, 2), np.float32), ("batch", "feat")), mesh,
                      {"batch": "data"}))
-    with pytest.raises(NotImplementedError, match="export: the arguments are laid out over a mesh"):
-        xp.export(lambda v: v * 2)(a)
-    with pytest.raises(NotImplementedError, match="running an exported program on a mesh"):
+    with pytest.raises(NotImplementedError, match="exported on one device; running it on a mesh"):
         xp.export(lambda v: v * 2)(x).call(a)
+    exported = xp.export(lambda v: v * 2)(a)
+    with pytest.raises(ValueError, match="exported for a mesh .* the arguments are on Device\\(cpu:0\\)"):
+        exported.call(x)
+    with pytest.raises(ValueError, match="laid out as .* exported for"):
+        exported.call(xp.shard(x, mesh, {"batch": "model"}))
     with pytest.raises(ValueError, match="sends from or to one device twice"):
         xp.shard_map(lambda b: xp.ppermute(b, "data", [(0, 1), (1, 1)]), mesh,
                      ({"batch": "data"},), {"batch": "data"})(a)

@@ -32,6 +32,8 @@ from ._devices import default_device
 from ._context import trace
 from ._graph import Aval, DerivativeLostError, evaluate, leaf, reaches_variable
 from ._jit import Jitted
+from ._mesh import Sharding, sharding_of
+from .backends.spmd import lowering_attributes
 from .backends import protocol
 from .lowering import lower_program
 
@@ -94,7 +96,7 @@ class Exported:
     was exported for."""
 
     def __init__(self, *, artifact, version, text, in_tree, in_leaves, inputs, consts,
-                 out_tree, outputs, out_avals, platform):
+                 out_tree, outputs, out_avals, platform, mesh=None):
         self._artifact = artifact        # VHLO bytecode
         self._version = version          # the StableHLO version it targets
         self._text = text                # its StableHLO text
@@ -106,6 +108,7 @@ class Exported:
         self._outputs = outputs          # per result leaf: ("out", k, names), ("arg", i), ("const", k), ("value", v)
         self._out_avals = out_avals      # of the program's outputs
         self.platform = platform         # where it was lowered
+        self._mesh = mesh                # None, or (mesh axes, a layout spec per program input)
         self._lapack = "lapack_" in text
         self._plans = {}                 # device -> the plan its backend runs
 
@@ -152,10 +155,7 @@ class Exported:
         if device.platform == "interpreter":
             raise ValueError("Exported.call: exported programs run on PJRT devices; move the "
                              "arguments with to_device('cpu')")
-        if getattr(device, "mesh", None) is not None:
-            raise NotImplementedError("Exported.call: running an exported program on a mesh is "
-                                      "not supported yet; gather the arguments to one device "
-                                      "(x.to_device('cpu'))")
+        self._check_mesh(device, leaves)
         if self._lapack and device.platform != "cpu":
             raise NotImplementedError("Exported.call: this program calls LAPACK (LU, QR, eigh, "
                                       f"eig or SVD), which runs on the CPU only, not {device}")
@@ -182,6 +182,28 @@ class Exported:
         return _tree.unflatten(self._out_tree, results)
 
     __call__ = call
+
+    def _check_mesh(self, device, leaves):
+        """A program exported on a mesh runs on a mesh of the same shape, its arguments laid
+        out as they were; one exported on one device runs on one device."""
+        mesh = getattr(device, "mesh", None)
+        if self._mesh is None:
+            if mesh is not None:
+                raise NotImplementedError("Exported.call: this program was exported on one "
+                                          "device; running it on a mesh is not supported (export "
+                                          "it on arrays laid out over the mesh)")
+            return
+        axes, specs = self._mesh
+        if mesh is None or tuple(mesh.axes.items()) != axes:
+            raise ValueError(f"Exported.call: the program was exported for a mesh "
+                             f"{dict(axes)}; the arguments are on {device}")
+        evaluate([leaves[what]._node for kind, what in self._inputs if kind == "arg"])
+        for (kind, what), spec in zip(self._inputs, specs):
+            if kind == "arg" and sharding_of(leaves[what]._node).spec != spec:
+                raise ValueError(f"Exported.call: argument leaf #{what} is laid out as "
+                                 f"{leaves[what].sharding}; the program was exported for "
+                                 f"{Sharding(mesh, spec, leaves[what]._names)} (lay it out "
+                                 "so with tlaloc.shard)")
 
     @staticmethod
     def _check_argument(i, x, spec):
@@ -230,6 +252,10 @@ class Exported:
                         for o in self._outputs],
             "out_avals": [[list(a.shape), a.dtype.name] for a in self._out_avals],
         }
+        if self._mesh is not None:
+            axes, specs = self._mesh
+            header["mesh"] = {"axes": [list(a) for a in axes],
+                              "specs": [[list(dim) for dim in spec] for spec in specs]}
         text = json.dumps(header, separators=(",", ":")).encode("utf-8")
         return _MAGIC + struct.pack("<Q", len(text)) + text + bytes(payload)
 
@@ -266,6 +292,14 @@ class Exported:
         out_avals = [Aval(_shape(s), _dtype(d)) for s, d in h["out_avals"]]
         inputs = [(k, int(w)) for k, w in h["inputs"]]
         _check_references(inputs, outputs, in_leaves, consts, out_avals)
+        mesh = None
+        if "mesh" in h:
+            axes = tuple((str(n), int(size)) for n, size in h["mesh"]["axes"])
+            specs = tuple(tuple(tuple(str(a) for a in dim) for dim in spec)
+                          for spec in h["mesh"]["specs"])
+            if len(specs) != len(inputs) or any(size < 1 for _, size in axes):
+                raise ValueError("its mesh record does not match its inputs")
+            mesh = (axes, specs)
         text = _jaxlib().artifact_text(artifact)
         if "@main(" not in text:   # (MLIR reads zero bytes as an empty module)
             raise ValueError("its portable artifact holds no main function")
@@ -273,7 +307,7 @@ class Exported:
                    in_tree=h["in_tree"], in_leaves=in_leaves,
                    inputs=inputs, consts=consts,
                    out_tree=_tree_from_json(h["out_tree"]), outputs=outputs,
-                   out_avals=out_avals, platform=h["platform"])
+                   out_avals=out_avals, platform=h["platform"], mesh=mesh)
 
 
 def _check_references(inputs, outputs, in_leaves, consts, out_avals):
@@ -346,15 +380,13 @@ def _trace(fun, args):
     if traced.plan is None:
         raise ValueError("tlaloc.export: the function computes no array; there is no program "
                          "to export")
-    if getattr(traced.device, "mesh", None) is not None:
-        raise NotImplementedError("tlaloc.export: the arguments are laid out over a mesh; "
-                                  "exporting programs on a mesh is not supported yet (export "
-                                  "the function on unsharded arrays)")
+
     program = traced.plan.program()
     # The plan also returns pending intermediates that the caller's code still holds (a
     # captured array not yet computed): an exported program returns its results only.
     program.outputs = program.outputs[:len(traced.out_avals)]
-    text = lower_program(program)
+    mesh = _mesh_record(traced, leaves)
+    text = lower_program(program, **({} if mesh is None else lowering_attributes(*mesh)))
     artifact, version = _jaxlib().portable_artifact(text)
     consts, inputs = [], []
     for kind, what in traced.leaf_sources:
@@ -381,7 +413,28 @@ def _trace(fun, args):
                     in_tree=_tree_json(_tree.flatten(args)[1]), in_leaves=in_leaves,
                     inputs=inputs, consts=consts, out_tree=traced.out_structure,
                     outputs=outputs, out_avals=list(traced.out_avals),
-                    platform=traced.device.platform)
+                    platform=traced.device.platform, mesh=mesh)
+
+
+def _mesh_record(traced, leaves):
+    """(mesh axes, the layout spec of each program input) of a trace on a mesh, else None:
+    the program is lowered with them (sdy.mesh, sdy.sharding), and calls must match them."""
+    mesh = getattr(traced.device, "mesh", None)
+    if mesh is None:
+        return None
+    specs = []
+    for kind, what in traced.leaf_sources:
+        if kind == "arg":
+            node = leaves[what]._node
+            evaluate([node])
+            spec = sharding_of(node).spec
+            if spec is None:
+                raise NotImplementedError(f"tlaloc.export: argument leaf #{what} has a layout "
+                                          "no mapping of axes describes")
+        else:                     # a captured array: copies on every device
+            spec = ((),) * len(what.aval.shape)
+        specs.append(spec)
+    return tuple(mesh.axes.items()), tuple(specs)
 
 
 def _host_value(node) -> np.ndarray:

@@ -239,8 +239,10 @@ class SpmdBackend(Backend):
             return entry
         key = (plan.key, layouts)
         program = plan.program()
-        specs = [self.spec(b, len(a.shape)) for b, a in zip(buffers, program.in_avals)]
-        text = lower_program(program, **lowering_attributes(self.axes, specs, program.donated))
+        text = program.text     # an exported program arrives lowered, for these layouts
+        if text is None:
+            specs = [self.spec(b, len(a.shape)) for b, a in zip(buffers, program.in_avals)]
+            text = lower_program(program, **lowering_attributes(self.axes, specs, program.donated))
         return self._compiled(key, text, program.out_avals(), program)
 
     def _compiled(self, key, text, out_avals, program):
