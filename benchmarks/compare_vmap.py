@@ -8,7 +8,7 @@ Every version runs under its library's jit (tlaloc.jit with config execution "co
 jax.jit): `vmap` batches the per-example function, `hand` is the same computation written for
 the batch, `loop` calls the jitted per-example function once per example and stacks the
 results. Timings wait for the values (tlaloc.eval; jax: block_until_ready). Repetitions are
-interleaved (each runs every version once, in a rotating order) and the table shows the
+interleaved (each runs every version once, in a shuffled order) and the table shows the
 median; the ratios (of medians, and in parentheses of the fastest runs, which a shared
 machine's load disturbs least) are the ones the issue sets goals for: vmap / hand and tlaloc
 vmap / jax vmap within 1.1x. jax is skipped when it is not installed. docs/vmap.md has a
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -57,8 +58,12 @@ def measure(fns, reps, loop_reps):
         fn()
     names = list(fns)
     times = {k: [] for k in names}
+    shuffle = random.Random(0).shuffle
     for r in range(reps):
-        order = names[r % len(names):] + names[:r % len(names)]
+        # a new order each repetition: a version timed right after jax (whose threads may
+        # still be spinning) in a rotation would always follow the same one
+        order = list(names)
+        shuffle(order)
         for k in order:
             if k == "loop" and r >= loop_reps:
                 continue
