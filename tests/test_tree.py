@@ -89,3 +89,9 @@ def test_unflatten_checks_the_leaf_count():
         tree.unflatten(s, [1])
     with pytest.raises(TypeError, match="Structure"):
         tree.unflatten((1, 2), [1, 2])
+
+
+def test_export_refuses_registered_classes_at_export_time():
+    layer = Layer(xp.ones(2), xp.zeros(2), scale=1)
+    with pytest.raises(TypeError, match="Layer.*registered"):
+        xp.export(lambda l: l.weight + l.bias)(layer)

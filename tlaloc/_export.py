@@ -484,6 +484,11 @@ def _names_from_json(names):
 def _tree_json(s: _tree.Structure):
     if s.kind in ("leaf", "none"):
         return {"kind": s.kind}
+    if s.kind == "custom":   # a class registered with tlaloc.tree.register
+        raise TypeError(f"tlaloc.export: the arguments or results hold a "
+                        f"{s.meta[0].__name__} (a registered tree class), which an exported "
+                        "program's portable record cannot rebuild; pass its arrays as a tuple, "
+                        "list, dict or named tuple")
     children = [_tree_json(c) for c in s.children]
     if s.kind == "dict":
         for k in s.meta:
