@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -136,17 +137,39 @@ def test_forced_tiers_ignore_the_policy(fixed_costs):
 
 # ----------------------------------------------------------------------------- the cost fits
 
+def _node(prim, shape):
+    """What the cost model reads of a plan's node (its primitive's name, its shape)."""
+    return types.SimpleNamespace(prim=types.SimpleNamespace(name=prim),
+                                 aval=types.SimpleNamespace(shape=shape))
+
+
 def test_fits_learn_this_machines_costs_from_the_priors():
     model = tiers.CostModel(None)
     assert model.predict_compile(10) == pytest.approx(0.04 + 10 * 0.001)
-    assert model.predict_interpret(10, 1000) == pytest.approx(10 * 5e-6 + 1000 * 1.5e-9)
+    nodes = [_node("sin", (10, 100)), _node("add", ())]
+    assert model.predict_interpret(nodes) == pytest.approx(2 * 5e-6 + 1001 * 1.5e-9)
     for ops in range(0, 400, 8):                  # a slower compiler: 0.1 s + 2 ms per op
         model.observe_compile(ops, 0.1 + 0.002 * ops)
-    for k in range(50):                           # a faster interpreter: 2 us/op, 1 ns/elem
-        ops, elements = 5 + k, 1000 * k * k
-        model.observe_interpret(ops, elements, 2e-6 * ops + 1e-9 * elements)
+    for k in range(60):                           # per primitive: sin dearer than add
+        n = 1000 * k
+        model.observe_interpret([(_node("sin", ()).prim, _node("sin", (n,)).aval, 3e-6 + 8e-9 * n),
+                                 (_node("add", ()).prim, _node("add", (n,)).aval, 1e-6 + 1e-9 * n)])
     assert model.predict_compile(300) == pytest.approx(0.1 + 0.6, rel=0.1)
-    assert model.predict_interpret(40, 2_000_000) == pytest.approx(8e-5 + 2e-3, rel=0.1)
+    assert model.predict_interpret([_node("sin", (50_000,))]) == pytest.approx(
+        3e-6 + 8e-9 * 50_000, rel=0.1)
+    assert model.predict_interpret([_node("add", (50_000,))]) == pytest.approx(
+        1e-6 + 1e-9 * 50_000, rel=0.1)
+    # a primitive never measured is predicted from the prior
+    assert model.predict_interpret([_node("cos", (1000,))]) == pytest.approx(5e-6 + 1.5e-6)
+
+
+def test_a_structures_first_interpreted_run_measures_each_primitive(fixed_costs):
+    model = fixed_costs()
+    xp.config.update(execution="interpreted")
+    _runs(3, 38)
+    assert {"sin", "multiply", "abs", "sqrt", "add", "reduce_sum"} <= set(model.interpret), \
+        sorted(model.interpret)
+    assert model.changed == 1            # the first run only: later ones time the whole run
 
 
 def test_fits_persist_per_machine_and_bad_files_fall_back_to_the_priors(tmp_path):
@@ -154,14 +177,19 @@ def test_fits_persist_per_machine_and_bad_files_fall_back_to_the_priors(tmp_path
     model = tiers.CostModel(path)
     for ops in range(0, 200, 10):
         model.observe_compile(ops, 0.2 + 0.004 * ops)
+    model.observe_interpret([(_node("exp", ()).prim, _node("exp", (4000,)).aval, 1e-3)] * 20)
     model.save()
     again = tiers.CostModel(path)
     assert again.predict_compile(100) == pytest.approx(model.predict_compile(100))
+    exp_node = [_node("exp", (4000,))]
+    assert again.predict_interpret(exp_node) == pytest.approx(model.predict_interpret(exp_node))
     assert json.loads(path.read_text())["compile"]
     path.write_text("{not json")
     assert tiers.CostModel(path).predict_compile(10) == pytest.approx(0.05)
-    path.write_text(json.dumps({"compile": [float("nan")] * 6, "interpret": [0] * 6}))
+    path.write_text(json.dumps({"compile": [float("nan")] * 6, "interpret": {}}))
     assert tiers.CostModel(path).predict_compile(10) == pytest.approx(0.05)
+    path.write_text(json.dumps({"compile": [0.0] * 6, "interpret": {"exp": [1, 2]}}))
+    assert tiers.CostModel(path).predict_interpret(exp_node) == pytest.approx(5e-6 + 6e-6)
     blocked = tmp_path / "file"
     blocked.write_text("")
     unwritable = tiers.CostModel(blocked / "costs.json")

@@ -5,6 +5,8 @@ PJRT CPU device for programs that have not been compiled yet (see backends/pjrt.
 """
 from __future__ import annotations
 
+from time import perf_counter
+
 import numpy as np
 
 from .. import _context
@@ -14,10 +16,11 @@ from ._fpenv import flush_subnormals
 from .protocol import Backend
 
 
-def interpret(eqns, outputs, inputs):
+def interpret(eqns, outputs, inputs, timings=None):
     """Run straight-line code on NumPy `inputs`; returns the NumPy values of the slots
     `outputs`. `eqns` are (prim, params, input slots, aval): a Program's equations, or a
-    plan's (which the PJRT device's first tier runs without building a Program)."""
+    plan's (which the PJRT device's first tier runs without building a Program). A list
+    `timings` receives (prim, aval, seconds) per equation (the tier policy's measurements)."""
     env = list(inputs)
     ndarray = np.ndarray
     dying = _last_uses(eqns, outputs)
@@ -25,6 +28,8 @@ def interpret(eqns, outputs, inputs):
     # StableHLO semantics: inf and nan, never warnings; subnormals flushed, as XLA:CPU does
     with np.errstate(all="ignore"), flush_subnormals():
         for i, (prim, params, slots, want) in enumerate(eqns):
+            if timings is not None:
+                start = perf_counter()
             if type(prim) is Region:
                 out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
             elif len(slots) == 1:
@@ -34,6 +39,8 @@ def interpret(eqns, outputs, inputs):
             if type(out) is not ndarray or out.dtype is not want.dtype.numpy \
                     or out.shape != want.shape:
                 out = _checked(out, prim, want)
+            if timings is not None:
+                timings.append((prim, want, perf_counter() - start))
             env.append(out)
             dead = dying.get(i)
             if dead is not None:

@@ -60,9 +60,8 @@ class _Entry:
     """What the device knows of one program structure. `program` is built when the
     structure is first compiled (a structure that only ever runs in the interpreter tier
     never needs one). `spent` and `last_run` are its interpreted runs' measured seconds
-    (the tier policy's input), `size` its (ops, elements written)."""
-    __slots__ = ("program", "seen", "executable", "handlers", "future", "spent", "last_run",
-                 "size")
+    (the tier policy's input)."""
+    __slots__ = ("program", "seen", "executable", "handlers", "future", "spent", "last_run")
 
     def __init__(self, program=None):
         self.program = program
@@ -72,7 +71,6 @@ class _Entry:
         self.future = None
         self.spent = 0.0
         self.last_run = None
-        self.size = None
 
 
 # DLPack's device types of the platforms whose buffers jaxlib exports
@@ -215,14 +213,11 @@ class PjrtBackend(Backend):
     def _worth_compiling(self, plan, entry) -> bool:
         """The ski-rental rule (backends/tiers.py) on this structure's measured runs, or on
         the predicted one before its first run."""
-        size = entry.size
-        if size is None:
-            size = entry.size = tiers.program_size(plan.nodes)
         costs = self.costs
         next_run = entry.last_run
         if next_run is None:
-            next_run = costs.predict_interpret(*size)
-        compile_seconds = costs.predict_compile(size[0])
+            next_run = costs.predict_interpret(plan.nodes)
+        compile_seconds = costs.predict_compile(len(plan.nodes))
         if tiers.should_compile(entry.spent, next_run, compile_seconds):
             self.stats.predicted_compile_seconds += compile_seconds
             return True
@@ -236,17 +231,18 @@ class PjrtBackend(Backend):
     def _interpret(self, plan, leaves, entry):
         stats = self.stats
         stats.interpreted += 1
+        # a structure's first run measures each equation, for the per-primitive fits
+        timings = [] if entry.last_run is None else None
         start = time.perf_counter()
         with _context.phase("interpret"):
-            out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves])
+            out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves],
+                            timings)
         seconds = time.perf_counter() - start
         stats.interpret_seconds += seconds
         entry.spent += seconds
         entry.last_run = seconds
-        size = entry.size
-        if size is None:
-            size = entry.size = tiers.program_size(plan.nodes)
-        self.costs.observe_interpret(size[0], size[1], seconds)
+        if timings:
+            self.costs.observe_interpret(timings)
         if _memory.ENABLED:
             _memory.track(self, out)
         return out

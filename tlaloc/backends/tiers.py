@@ -19,10 +19,12 @@ interpreter keeps running while XLA compiles.)
 The predictions are fits to this machine's measurements, kept in the disk cache's folder
 (`costs-<machine>.json`) so that a new process starts from them:
   * compile seconds = a + b * ops, from every XLA compile;
-  * interpreter seconds = c * ops + d * elements written, from every interpreted run.
+  * interpreter seconds of one equation = c + d * elements written, per primitive, from
+    each equation of every structure's first interpreted run; a program's prediction is
+    the sum over its equations (later runs of a structure use its own measured time).
 Each fit starts from a prior (the figures of a 2-core machine: 40 ms + 1 ms/op to compile,
-5 us/op + 1.5 ns/element to interpret) worth a few observations, so early predictions are
-sensible and later ones are this machine's.
+5 us per call + 1.5 ns/element to interpret) worth a few observations, so early predictions
+are sensible and later ones are this machine's.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from . import disk_cache
 
 # The priors, and how many observations each is worth against this machine's own.
 _COMPILE_PRIOR = (0.04, 0.001)            # seconds, seconds per op
-_INTERPRET_PRIOR = (5e-6, 1.5e-9)         # seconds per op, seconds per element written
+_INTERPRET_PRIOR = (5e-6, 1.5e-9)         # seconds per call, seconds per element written
 _PRIOR_WEIGHT = 4.0
 # Older observations fade, so a fit follows the machine's current load: each new one counts
 # as much as this many earlier ones together (an exponential moving window).
@@ -102,20 +104,12 @@ class _LinearFit:
         self._coef = None
 
 
-def program_size(nodes) -> tuple:
-    """(ops, elements written) of a plan's nodes: the features of both predictions."""
-    elements = 0
-    for n in nodes:
-        elements += math.prod(n.aval.shape)
-    return len(nodes), elements
-
-
 class CostModel:
     """Predicted compile and interpreter seconds on this machine (see the module's text)."""
 
     def __init__(self, path=None):
         self.compile = _LinearFit(_COMPILE_PRIOR, (1.0, 100.0))
-        self.interpret = _LinearFit(_INTERPRET_PRIOR, (100.0, 1e6))
+        self.interpret = {}       # primitive name -> fit of (1 call, elements) -> seconds
         self.path = path
         self.changed = 0
         self._lock = threading.Lock()
@@ -125,17 +119,34 @@ class CostModel:
     def predict_compile(self, ops: int) -> float:
         return self.compile.predict(1.0, ops)
 
-    def predict_interpret(self, ops: int, elements: int) -> float:
-        return self.interpret.predict(ops, elements)
+    def predict_interpret(self, nodes) -> float:
+        """Seconds of one interpreted run of a plan's `nodes` (its equations)."""
+        fits = self.interpret
+        total = 0.0
+        for n in nodes:
+            fit = fits.get(n.prim.name)
+            elements = math.prod(n.aval.shape)
+            if fit is None:
+                total += _INTERPRET_PRIOR[0] + _INTERPRET_PRIOR[1] * elements
+            else:
+                total += fit.predict(1.0, elements)
+        return total
 
     def observe_compile(self, ops: int, seconds: float) -> None:
         with self._lock:
             self.compile.observe(1.0, ops, seconds)
             self.changed += 1
 
-    def observe_interpret(self, ops: int, elements: int, seconds: float) -> None:
+    def observe_interpret(self, timings) -> None:
+        """(prim, aval, seconds) of each equation of one interpreted run."""
         with self._lock:
-            self.interpret.observe(ops, elements, seconds)
+            fits = self.interpret
+            for prim, aval, seconds in timings:
+                name = getattr(prim, "name", "?")
+                fit = fits.get(name)
+                if fit is None:
+                    fit = fits[name] = _interpret_fit()
+                fit.observe(1.0, math.prod(aval.shape), seconds)
             self.changed += 1
 
     # -------------------------------------------------------------- persistence
@@ -143,10 +154,15 @@ class CostModel:
     def _load(self) -> None:
         try:
             state = json.loads(pathlib.Path(self.path).read_text())
-            self.compile.load(state["compile"])
-            self.interpret.load(state["interpret"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass     # absent, unreadable or from another version: start from the priors
+            compile_fit = _LinearFit(_COMPILE_PRIOR, self.compile.scales)
+            compile_fit.load(state["compile"])
+            interpret = {}
+            for name, sums in state["interpret"].items():
+                interpret[str(name)] = fit = _interpret_fit()
+                fit.load(sums)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return   # absent, unreadable or from another version: start from the priors
+        self.compile, self.interpret = compile_fit, interpret
 
     def save(self) -> None:
         """Write the fits (atomically: concurrent processes never see half a file). A
@@ -154,7 +170,8 @@ class CostModel:
         if self.path is None or not self.changed:
             return
         with self._lock:
-            state = {"compile": self.compile.state(), "interpret": self.interpret.state()}
+            state = {"compile": self.compile.state(),
+                     "interpret": {k: f.state() for k, f in self.interpret.items()}}
             self.changed = 0
         tmp = None
         try:
@@ -170,6 +187,10 @@ class CostModel:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _interpret_fit():
+    return _LinearFit(_INTERPRET_PRIOR, (1.0, 1e4))
 
 
 def machine_costs_path(platform_name: str):
