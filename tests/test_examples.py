@@ -16,6 +16,7 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
     ("monte_carlo.py", ["--batches", "3", "--batch-size", "100000"]),
     ("profile_step.py", ["--steps", "20"]),
     ("ode_fit.py", ["--iterations", "300"]),
+    ("variable_length.py", ["--steps", "30"]),
 ])
 def test_example_runs(script, args):
     out = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
