@@ -432,6 +432,36 @@ def test_writes_through_views_under_jit(tier):
     assert_matches(f(x + 1.0), _writes_np(X + 1.0))     # the replayed program
 
 
+def _writes_into_arguments(x, y):
+    """Writes into both arguments, one through a view, one from the other's old value."""
+    row = x[1]
+    row += y[0]
+    y[...] = x[0]
+    x.mT[0] *= 2.0
+    return xp.sum(x)
+
+
+def _writes_into_arguments_np(x, y):
+    x[1] += y[0]
+    y[...] = x[0]
+    x.mT[0] *= 2.0
+    return np.sum(x)
+
+
+def test_jit_writes_into_arguments_reach_the_caller(tier):
+    """As after a plain call: the caller's arrays, and their views, see the writes; each
+    call of the compiled program writes again."""
+    f = xp.jit(_writes_into_arguments)
+    x, y = xp.asarray(X[:3, :3], device=tier), xp.asarray(X[:, :3] + 1.0, device=tier)
+    col = x[:, 0]
+    nx, ny = X[:3, :3].copy(), X[:, :3] + 1.0
+    for _ in range(3):             # the trace, then the replays
+        assert_matches(f(x, y), _writes_into_arguments_np(nx, ny))
+        assert_matches(x, nx)
+        assert_matches(y, ny)
+        assert_matches(col, nx[:, 0])
+
+
 def test_writes_through_views_in_an_exported_program():
     x = xp.asarray(X)
     exported = xp.export(_writes)(x)

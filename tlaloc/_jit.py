@@ -7,6 +7,9 @@ that needs a value raises ConcretizationError at the offending line. The traced 
 compiled on first use; later calls with the same signature run it without calling the
 function. While derivatives are being recorded, or when an argument is itself pending
 inside another trace, the call is inlined instead, so jit composes with grad both ways.
+An argument the function writes into (`x[i] = v`, `x += y`, or through a view of x) is an
+extra output of the program, and each call rebinds the caller's array to it, so the caller
+(and its views) see the write as after a plain call.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from . import _state, _tree
 from . import _context
 from ._context import trace
 from ._array import Array
+from ._api import views as _views
 from ._api._core import renamed
 from ._config import config
 from ._devices import STATS, default_device
@@ -54,6 +58,7 @@ class _Traced:
         self.out_structure = out_structure
         self.out_slots = out_slots          # per output leaf: ("out", k), ("arg", i), ("const", obj)
         self.device = device
+        self.writes = ()                    # (argument leaf i, slot): its value after a call
         self.states = ()                    # tlaloc._state cells the function reads or writes
         self.state_out = ()                 # (cell, output k): the cell's value after a call
 
@@ -254,6 +259,7 @@ class Jitted:
             raise ValueError(f"{name}: arguments are on different devices: {sorted(map(str, devices))}")
         device = devices.pop() if devices else default_device()
         placeholders = {}
+        placeholder_nodes = []   # per leaf: its placeholder, or None for a non-array
         abstract = []
         for i, x in enumerate(leaves):
             if isinstance(x, Array):
@@ -261,7 +267,9 @@ class Jitted:
                 placeholders[node] = i
                 abstract.append(Array._from_node(node))
             else:
+                node = None
                 abstract.append(x)
+            placeholder_nodes.append(node)
         dynamic, dynamic_kw = _tree.unflatten(structure, abstract)
         it = iter(dynamic)
         call_args = [args[i] if i in static_pos else next(it) for i in range(len(args))]
@@ -270,6 +278,11 @@ class Jitted:
         with _state.Frame() as frame:   # State cells (a Generator's key) become inputs
             result = self.fun(*call_args, **call_kwargs)
         out_leaves, out_structure = _tree.flatten(result)
+        # arguments the function wrote into (x[i] = v, x += y, through views of x too): the
+        # caller's arrays get their new values after each call, as from a plain call
+        written = [(placeholders[node], a) for node, a in zip(placeholder_nodes, abstract)
+                   if node is not None and a._node is not node]
+        out_leaves = out_leaves + [a for _, a in written]
         out_nodes = list(dict.fromkeys(
             x._node for x in out_leaves
             if isinstance(x, Array) and x._node.prim is not None and x._node.value is None))
@@ -310,7 +323,10 @@ class Jitted:
                 slots.append(("state", state_in[x._node]))
             else:
                 slots.append(("const", x))
-        traced = _Traced(plan, sources, out_structure, slots, device, [n.aval for n in out_nodes])
+        n_results = len(slots) - len(written)
+        traced = _Traced(plan, sources, out_structure, slots[:n_results], device,
+                         [n.aval for n in out_nodes])
+        traced.writes = tuple((i, slot) for (i, _), slot in zip(written, slots[n_results:]))
         traced.states = tuple(state_in.values())
         traced.state_out = tuple((cell, position[n]) for cell, n in state_out)
         return traced
@@ -341,19 +357,21 @@ class Jitted:
                 cell._value = outputs[k]
             for i in donated:
                 leaves[i]._node.value = DONATED
-        result = []
-        for kind, what, *names in traced.out_slots:
+        def value(kind, what, *names):
             if kind == "out":
                 out = outputs[what]
                 if names[0] != out._node.aval.names:   # one node returned under two names
                     out = Array._from_node(renamed(out._node, names[0]))
-                result.append(out)
-            elif kind == "arg":
-                result.append(leaves[what])
-            elif kind == "state":
-                result.append(entry[what])
-            else:
-                result.append(what)
+                return out
+            if kind == "arg":
+                return leaves[what]
+            if kind == "state":
+                return entry[what]
+            return what
+        result = [value(*slot) for slot in traced.out_slots]
+        written = [(leaves[i], value(*slot)) for i, slot in traced.writes]
+        for x, new in written:   # (all read first: one argument may be written into another)
+            _views.assign(x, new, "a write into a jit argument")
         return _tree.unflatten(traced.out_structure, result)
 
 
