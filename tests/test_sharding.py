@@ -275,6 +275,78 @@ def test_grad_through_a_sharded_matmul_chain(mesh):
     assert all(c.where.startswith("test_sharding.py:") for c in found)
 
 
+def _region_loss(mesh):
+    """A loss through a manual region using every linear collective, its result copies equal."""
+    def body(b, w):
+        h = xp.psum(xp.tanh(b @ w), "model")                 # the contraction over split f
+        g = xp.all_gather(h, "data", axis="b")               # (8, 6) on every device
+        p = xp.ppermute(h, "data", [(0, 1), (1, 0)])
+        a = xp.all_to_all(h, "model", 1, 0)
+        sc = xp.psum_scatter(g, "model", axis="h")
+        local = xp.sum(p * h) + xp.sum(a ** 3) + xp.sum(sc * sc)
+        return xp.sum(g ** 2) + xp.psum(local, ("data", "model")), h
+
+    run = xp.shard_map(body, mesh, ({"b": "data", "f": "model"}, {"f": "model"}),
+                       ({}, {"b": "data"}))
+
+    def loss(x, w):
+        s, h = run(x, w)
+        return s + xp.sum(xp.sin(h))
+    return loss
+
+
+@four
+def test_derivatives_through_a_manual_region(mesh):
+    xh = RNG.standard_normal((8, 4))
+    wh = RNG.standard_normal((4, 6))
+    loss = _region_loss(mesh)
+
+    def on(device):
+        return named(xh, ("b", "f"), device), named(wh, ("f", "h"), device)
+
+    xi, wi = on("interpreter")
+    ref = xp.grad(loss, argnums=(0, 1))(xi, wi)
+    xm, wm = on("cpu:0")
+    got = xp.grad(loss, argnums=(0, 1))(xp.shard(xm, mesh, {"b": "data", "f": "model"}),
+                                        xp.shard(wm, mesh, {"f": "model"}))
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-10, atol=1e-10)
+
+    def value(a, b):   # central differences of the interpreter's forward program
+        return float(loss(named(a, ("b", "f"), "interpreter"), named(b, ("f", "h"), "interpreter")))
+
+    eps = 1e-6
+    for k, (arr, g) in enumerate(zip((xh, wh), ref)):
+        fd = np.zeros_like(arr)
+        for i in np.ndindex(*arr.shape):
+            d = np.zeros_like(arr)
+            d[i] = eps
+            args = [(xh, wh), (xh + d, wh), (xh - d, wh)] if k == 0 else \
+                [(xh, wh), (xh, wh + d), (xh, wh - d)]
+            fd[i] = (value(*args[1]) - value(*args[2])) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-5, atol=1e-4)
+    # forward mode: the derivative along a direction, on the mesh
+    tx = named(RNG.standard_normal((8, 4)), ("b", "f"))
+    _, tangent = xp.jvp(loss, (xp.shard(xm, mesh, {"b": "data", "f": "model"}),
+                               xp.shard(wm, mesh, {"f": "model"})),
+                        (xp.shard(tx, mesh, {"b": "data", "f": "model"}),
+                         xp.shard(xp.zeros_like(wm), mesh, {"f": "model"})))
+    np.testing.assert_allclose(float(tangent), float(xp.sum(ref[0] * tx.to_device("interpreter"))),
+                               rtol=1e-9)
+
+
+@four
+def test_result_copies_that_differ_are_refused_on_the_interpreter(mesh):
+    run = xp.shard_map(lambda b: xp.sum(b), mesh, ({"b": "data"},), {})
+    with pytest.raises(ValueError, match="result 0 is laid out with copies over the mesh axes "
+                                         "\\('data', 'model'\\), but its blocks differ"):
+        float(run(named(np.arange(8.0), ("b",), "interpreter")))
+    with pytest.raises(NotImplementedError, match="no reverse-mode rule for primitive 'pmax'"):
+        xp.grad(lambda x: xp.sum(xp.shard_map(lambda b: xp.pmax(b, "data"), mesh,
+                                              ({"b": "data"},), {"b": "data"})(x)))(
+            named(np.arange(8.0), ("b",), "interpreter"))
+
+
 @four
 def test_jit_signature_includes_layouts_and_donation_keeps_state(mesh):
     xh = RNG.standard_normal((8, 4)).astype(np.float32)

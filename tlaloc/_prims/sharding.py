@@ -26,7 +26,9 @@ from .._graph import Aval, bind
 from ..lowering.stablehlo import emit_equations, tensor_type
 from . import ad
 from . import batching as bt
-from .control import Region, _batched_programs, _front, results, shared_value
+from . import lax
+from .control import (Region, _batched_programs, _front, backward, programs, replay, results,
+                      shared_value)
 from .core import REGISTRY, declare, first_names, same_if_shape
 from . import padding as pd
 
@@ -107,11 +109,16 @@ def _not_in_region(name):
 SIMULATE = {}
 
 
-def _collective(name, infer, emit, simulate, batch):
+def _collective(name, infer, emit, simulate, batch, transpose=None):
+    """A collective; a linear one has `transpose(ct, *, axes, axis, ...) -> node` (its jvp
+    applies it to the tangent, its vjp is the transpose: the collective that sends every
+    cotangent back along the same exchange)."""
+    rules = {} if transpose is None else ad.linear_rules(
+        lambda ct, x, *, out, **params: (transpose(ct, **params),))
     # a block keeps its axes (and their names) through every collective, sizes may change
     prim = declare(name, infer=infer, emit=emit, impl=_not_in_region(name), names=first_names,
                    padding=pd.cannot(name, "collectives exchange whole blocks across the mesh"),
-                   batch=batch)
+                   batch=batch, **rules)
     SIMULATE[prim] = simulate
     return prim
 
@@ -155,8 +162,9 @@ def _shifting(name, *keys):
     return rule
 
 
+# psum's transpose is psum: each device's block reaches every sum of its group
 psum = _collective("psum", _reduce_infer("sum"), _reduce_emit("sum"), _reduce_simulate("sum"),
-                   bt.unary("psum"))
+                   bt.unary("psum"), transpose=lambda ct, **params: bind(psum, (ct,), params))
 pmax = _collective("pmax", _reduce_infer("max"), _reduce_emit("max"), _reduce_simulate("max"),
                    bt.unary("pmax"))
 pmin = _collective("pmin", _reduce_infer("min"), _reduce_emit("min"), _reduce_simulate("min"),
@@ -187,7 +195,8 @@ def _gather_simulate(blocks, axes, *, axis, dim):
 
 
 all_gather = _collective("all_gather", _gather_infer, _gather_emit, _gather_simulate,
-                         _shifting("all_gather", "dim"))
+                         _shifting("all_gather", "dim"),
+                         transpose=lambda ct, **params: bind(psum_scatter, (ct,), params))
 
 
 def _scatter_infer(x, *, axes, axis, dim):
@@ -216,7 +225,8 @@ def _scatter_simulate(blocks, axes, *, axis, dim):
 
 
 psum_scatter = _collective("psum_scatter", _scatter_infer, _scatter_emit, _scatter_simulate,
-                           _shifting("psum_scatter", "dim"))
+                           _shifting("psum_scatter", "dim"),
+                           transpose=lambda ct, **params: bind(all_gather, (ct,), params))
 
 
 def _permute_infer(x, *, axes, axis, perm):
@@ -240,7 +250,10 @@ def _permute_simulate(blocks, axes, *, axis, perm):
 
 
 ppermute = _collective("ppermute", _permute_infer, _permute_emit, _permute_simulate,
-                       bt.unary("ppermute"))
+                       bt.unary("ppermute"),
+                       transpose=lambda ct, *, axes, axis, perm: bind(
+                           ppermute, (ct,), {"axes": axes, "axis": axis,
+                                             "perm": tuple((d, s) for s, d in perm)}))
 
 
 def _all_to_all_infer(x, *, axes, axis, split_dim, concat_dim):
@@ -268,7 +281,10 @@ def _all_to_all_simulate(blocks, axes, *, axis, split_dim, concat_dim):
 
 
 all_to_all = _collective("all_to_all", _all_to_all_infer, _all_to_all_emit, _all_to_all_simulate,
-                         _shifting("all_to_all", "split_dim", "concat_dim"))
+                         _shifting("all_to_all", "split_dim", "concat_dim"),
+                         transpose=lambda ct, *, axes, axis, split_dim, concat_dim: bind(
+                             all_to_all, (ct,), {"axes": axes, "axis": axis,
+                                                 "split_dim": concat_dim, "concat_dim": split_dim}))
 
 _I32 = Aval((), dt.int32)
 
@@ -365,8 +381,19 @@ def _map_run_all(*arrays, body, axes, in_specs, out_specs):
         aval = _map_infer(*arrays, body=body, axes=axes, in_specs=in_specs, out_specs=out_specs,
                           output=k)
         out = np.empty(aval.shape, aval.dtype.numpy)
+        first = {}
         for p, index in enumerate(_block_index(aval.shape, out_specs[k], axes)):
-            out[index] = env[s][p]      # positions holding copies write the same place
+            key = tuple((i.start, i.stop) for i in index)
+            if key not in first:
+                first[key] = p
+                out[index] = env[s][p]
+            elif not np.array_equal(env[s][p], env[s][first[key]], equal_nan=True):
+                # XLA would return one device's block, unspecified which: refused here
+                raise ValueError(
+                    f"shard_map: result {k} is laid out with copies over the mesh axes "
+                    f"{_unused(axes, out_specs[k])}, but its blocks differ between those "
+                    "devices; combine them (psum, pmean, all_gather) or lay the result out "
+                    "over those axes")
         results.append(out)
     return results
 
@@ -388,8 +415,105 @@ def _map_batch_all(dims, *operands, body, axes, in_specs, out_specs):
     return {k: (n, 0) for k, n in enumerate(nodes)}
 
 
+# ----------------------------------------------------------------------------- derivatives
+#
+# A manual region's derivative is a manual region of the body's derivative. Forward mode:
+# the body's jvp on the blocks, tangents laid out as their primals. Reverse mode: each
+# device's block of an input is a copy of a part of the global input, and a block of a
+# result that several devices hold (the mesh axes its layout leaves out) is read from one of
+# them (index 0 along those axes). So a result's cotangent goes to that device only (zeros
+# on the others), the body's backward pass runs on every device (collectives transpose to
+# collectives), and an input's cotangent sums those of its copies (a psum over the mesh axes
+# its layout leaves out).
+
+def _unused(axes, spec):
+    used = {a for dim in spec for a in dim}
+    return tuple(a for a, _ in axes if a not in used)
+
+
+def _on_first_device(ct, axes, along):
+    """`ct` on the devices at index 0 along the mesh axes `along`, zeros on the others."""
+    if not along:
+        return ct
+    keep = None
+    for a in along:
+        index = bind(axis_index, (), {"axes": axes, "axis": (a,)}, ct.device)
+        first = lax.compare(index, ad.const(index, 0), direction="EQ")
+        keep = first if keep is None else lax.bitwise_and(keep, first)
+    mask = lax.broadcast_in_dim(keep, shape=ct.aval.shape, dims=())
+    return lax.select(mask, ct, ad.zeros(ct))
+
+
+def _map_params(sub, axes, in_specs, out_specs):
+    return {"body": sub, "axes": axes, "in_specs": tuple(in_specs), "out_specs": tuple(out_specs)}
+
+
+def _floating(aval) -> bool:
+    return aval.dtype.kind in dt.FLOATING_KINDS
+
+
+def _map_jvp_all(tangents, *operands, out, wanted, body, axes, in_specs, out_specs):
+    keys = [k for k in wanted if _floating(body.out_avals[k])]
+    if not keys:
+        return {}
+    live = [i for i, t in enumerate(tangents) if t is not None]
+    n = len(operands)
+
+    def derivative(*nodes):
+        tan = [None] * n
+        for j, i in enumerate(live):
+            tan[i] = nodes[n + j]
+        env, tenv = replay(body, nodes[:n], out.device, tan)
+        return [ad.zeros(env[body.outputs[k]]) if tenv[body.outputs[k]] is None
+                else tenv[body.outputs[k]] for k in keys]
+
+    avals = list(body.in_avals) + [body.in_avals[i] for i in live]
+    (sub,), captured = programs([derivative], avals, out.device,
+                                "the derivative of a shard_map function")
+    specs = list(in_specs) + [in_specs[i] for i in live] + \
+        [((),) * len(c.aval.shape) for c in captured]
+    inputs = (*operands, *[tangents[i] for i in live], *captured)
+    nodes = results(shard_map, inputs, _map_params(sub, axes, specs, [out_specs[k] for k in keys]),
+                    range(len(keys)), out.device)
+    return dict(zip(keys, nodes))
+
+
+def _map_vjp_all(cts, *operands, out, body, axes, in_specs, out_specs):
+    n = len(operands)
+    keys = [k for k in sorted(cts) if _floating(body.out_avals[k])]
+    wanted = [i for i, o in enumerate(operands) if o.prim is not None and ad.differentiable(o)]
+    if not keys or not wanted:
+        return (None,) * n
+
+    def derivative(*nodes):
+        env, _ = replay(body, nodes[:n], out.device)
+        out_cts = [None] * len(body.outputs)
+        for j, k in enumerate(keys):
+            out_cts[k] = _on_first_device(nodes[n + j], axes, _unused(axes, out_specs[k]))
+        in_cts = backward(body, env, out_cts)
+        found = []
+        for i in wanted:
+            c = ad.zeros(nodes[i]) if in_cts[i] is None else in_cts[i]
+            copies = _unused(axes, in_specs[i])
+            found.append(bind(psum, (c,), {"axes": axes, "axis": copies}) if copies else c)
+        return found
+
+    avals = list(body.in_avals) + [body.out_avals[k] for k in keys]
+    (sub,), captured = programs([derivative], avals, out.device,
+                                "the derivative of a shard_map function")
+    specs = list(in_specs) + [out_specs[k] for k in keys] + \
+        [((),) * len(c.aval.shape) for c in captured]
+    inputs = (*operands, *[cts[k] for k in keys], *captured)
+    nodes = results(shard_map, inputs, _map_params(sub, axes, specs, [in_specs[i] for i in wanted]),
+                    range(len(wanted)), out.device)
+    found = [None] * n
+    for i, node in zip(wanted, nodes):
+        found[i] = node
+    return tuple(found)
+
+
 shard_map = Region("shard_map", infer=_map_infer, emit_all=_map_emit_all, run_all=_map_run_all,
-                   batch_all=_map_batch_all,
+                   batch_all=_map_batch_all, jvp_all=_map_jvp_all, vjp_all=_map_vjp_all,
                    padding=pd.cannot("shard_map", "its body runs on blocks of the padded arrays"))
 
 
