@@ -353,11 +353,20 @@ def test_jit_signature_includes_layouts_and_donation_keeps_state(mesh):
     step = xp.jit(lambda w, x: w - 0.1 * xp.sum(x, axis="batch"), donate_argnums=(0,))
     w = xp.shard(named(np.ones(4, np.float32), ("feat",)), mesh, {"feat": "model"})
     expected = np.ones(4, np.float32)
+    new_compiles = []
     for layout in ({"batch": "data"}, {"batch": "model"}, {"batch": "data"}):
         x = xp.shard(named(xh, ("batch", "feat")), mesh, layout)
-        w = step(w, x)
+        where = [s.data._node.value.unsafe_buffer_pointer() for s in w.addressable_shards]
+        before = xp.cache_info()["compiles"]
+        old, w = w, step(w, x)
+        new_compiles.append(xp.cache_info()["compiles"] - before)
         expected = expected - 0.1 * xh.sum(axis=0)
         assert w.sharding.mapping == {"feat": "model"}   # state stays laid out as it was
+        # donated: updated in place on every device, and the old array is gone
+        assert [s.data._node.value.unsafe_buffer_pointer() for s in w.addressable_shards] == where
+        with pytest.raises(xp.DonatedArrayError):
+            np.asarray(old)
+    assert new_compiles == [1, 1, 0]     # the inputs' layouts key the compiled program
     np.testing.assert_allclose(np.asarray(w), expected, rtol=1e-5)
 
 
