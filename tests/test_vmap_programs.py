@@ -107,3 +107,30 @@ def test_random_programs_compiled(program):
 @given(programs)
 def test_random_programs_interpreted(program):
     run(program, xp.device("interpreter"))
+
+
+@given(programs)
+def test_per_example_gradients_of_random_programs(program):
+    """vmap(grad(sum of the program)) against the loop of per-example gradients: the
+    batching rules of every derivative rule's primitives (on the interpreter: the programs
+    above run on both backends already)."""
+    device = xp.device("interpreter")
+    shape, size, steps = program["shape"], program["size"], program["steps"]
+    position = program["position"] % (len(shape) + 1)
+    rng = np.random.default_rng(program["seed"])
+    xs = xp.asarray(np.moveaxis(rng.standard_normal((size,) + shape), 0, position), device=device)
+    w = xp.asarray(rng.standard_normal(shape), device=device)
+    ints = xp.asarray(rng.integers(-4, 8, size=(size, 3)), device=device)
+
+    def loss(x, w, i):
+        v = x
+        for op, k in steps:
+            v = apply(op, k, v, x, x * 0.5, w, i)
+        return xp.sum(v * v)
+
+    got = xp.vmap(xp.grad(loss), in_axes=(position, None, 0), out_axes=position)(xs, w, ints)
+    pick = lambda a, i: a[(slice(None),) * position + (i,)]   # noqa: E731
+    want = np.stack([np.asarray(xp.grad(loss)(pick(xs, i), w, ints[i])) for i in range(size)],
+                    axis=position)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-8, atol=1e-10, equal_nan=True,
+                               err_msg=f"program {steps}")
