@@ -341,10 +341,31 @@ def test_result_copies_that_differ_are_refused_on_the_interpreter(mesh):
     with pytest.raises(ValueError, match="result 0 is laid out with copies over the mesh axes "
                                          "\\('data', 'model'\\), but its blocks differ"):
         float(run(named(np.arange(8.0), ("b",), "interpreter")))
-    with pytest.raises(NotImplementedError, match="no reverse-mode rule for primitive 'pmax'"):
-        xp.grad(lambda x: xp.sum(xp.shard_map(lambda b: xp.pmax(b, "data"), mesh,
-                                              ({"b": "data"},), {"b": "data"})(x)))(
-            named(np.arange(8.0), ("b",), "interpreter"))
+
+
+@four
+@pytest.mark.parametrize("kind", ["pmax", "pmin"])
+def test_derivatives_of_pmax_and_pmin(mesh, kind):
+    xh = np.array([3.0, 1.0, 2.0, 5.0, 5.0, 0.5, 2.0, -1.0])   # a tie between two devices
+    run = xp.shard_map(lambda b: getattr(xp, kind)(b * b, ("data", "model")), mesh,
+                       ({"b": ("data", "model")},), {})
+
+    def loss(x):
+        return xp.sum(xp.sin(run(x)))
+
+    ref = xp.grad(loss)(named(xh, ("b",), "interpreter"))
+    got = xp.grad(loss)(xp.shard(named(xh, ("b",)), mesh, {"b": ("data", "model")}))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-12)
+    blocks = (xh * xh).reshape(4, 2)
+    pick = blocks.max(axis=0) if kind == "pmax" else blocks.min(axis=0)
+    ties = (blocks == pick).sum(axis=0)
+    expected = np.where(blocks == pick, np.cos(pick) * 2 * xh.reshape(4, 2) / ties, 0)
+    np.testing.assert_allclose(np.asarray(ref), expected.reshape(-1), rtol=1e-12)
+    t = named(np.linspace(0.1, 1, 8), ("b",))
+    _, tangent = xp.jvp(loss, (xp.shard(named(xh, ("b",)), mesh, {"b": ("data", "model")}),),
+                        (xp.shard(t, mesh, {"b": ("data", "model")}),))
+    np.testing.assert_allclose(float(tangent), float(np.sum(expected.reshape(-1) * np.asarray(t))),
+                               rtol=1e-12)
 
 
 @four

@@ -109,16 +109,16 @@ def _not_in_region(name):
 SIMULATE = {}
 
 
-def _collective(name, infer, emit, simulate, batch, transpose=None):
+def _collective(name, infer, emit, simulate, batch, transpose=None, rules=None):
     """A collective; a linear one has `transpose(ct, *, axes, axis, ...) -> node` (its jvp
     applies it to the tangent, its vjp is the transpose: the collective that sends every
-    cotangent back along the same exchange)."""
-    rules = {} if transpose is None else ad.linear_rules(
-        lambda ct, x, *, out, **params: (transpose(ct, **params),))
+    cotangent back along the same exchange); others may give their `rules` (jvp, vjp)."""
+    if transpose is not None:
+        rules = ad.linear_rules(lambda ct, x, *, out, **params: (transpose(ct, **params),))
     # a block keeps its axes (and their names) through every collective, sizes may change
     prim = declare(name, infer=infer, emit=emit, impl=_not_in_region(name), names=first_names,
                    padding=pd.cannot(name, "collectives exchange whole blocks across the mesh"),
-                   batch=batch, **rules)
+                   batch=batch, **(rules or {}))
     SIMULATE[prim] = simulate
     return prim
 
@@ -165,10 +165,35 @@ def _shifting(name, *keys):
 # psum's transpose is psum: each device's block reaches every sum of its group
 psum = _collective("psum", _reduce_infer("sum"), _reduce_emit("sum"), _reduce_simulate("sum"),
                    bt.unary("psum"), transpose=lambda ct, **params: bind(psum, (ct,), params))
+# pmax/pmin: the derivative flows through the devices whose block holds the extreme, shared
+# equally between ties (as reductions' max/min share it). Linearized, the result's tangent
+# is psum(mask * t) / count (the same on every device of a group); its transpose gives each
+# device mask * psum(ct) / count.
+
+def _extreme_mask(x, out, params):
+    mask = lax.compare(x, out, direction="EQ")
+    count = bind(psum, (lax.convert(mask, dtype=x.aval.dtype),), params)
+    return mask, count
+
+
+def _extreme_jvp(tangents, x, *, out, **params):
+    (t,) = tangents
+    if t is None:
+        return None
+    mask, count = _extreme_mask(x, out, params)
+    return lax.divide(bind(psum, (lax.select(mask, t, ad.zeros(t)),), params), count)
+
+
+def _extreme_vjp(ct, x, *, out, **params):
+    mask, count = _extreme_mask(x, out, params)
+    share = lax.divide(bind(psum, (ct,), params), count)
+    return (lax.select(mask, share, ad.zeros(share)),)
+
+
 pmax = _collective("pmax", _reduce_infer("max"), _reduce_emit("max"), _reduce_simulate("max"),
-                   bt.unary("pmax"))
+                   bt.unary("pmax"), rules={"jvp": _extreme_jvp, "vjp": _extreme_vjp})
 pmin = _collective("pmin", _reduce_infer("min"), _reduce_emit("min"), _reduce_simulate("min"),
-                   bt.unary("pmin"))
+                   bt.unary("pmin"), rules={"jvp": _extreme_jvp, "vjp": _extreme_vjp})
 
 
 def _with_size(shape, dim, size):
