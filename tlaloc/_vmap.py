@@ -345,4 +345,5 @@ def _concretization_error(e, name, outer_trace):
         "`if`/`while` on an array, int()/float()/bool(), or a function whose output shape "
         "depends on values (nonzero, unique_*, a boolean mask x[mask]) cannot run. Write the "
         "choice with xp.where(condition, x, y) instead (x[mask] -> xp.where(mask, x, 0), "
-        "keeping the shape).")
+        "keeping the shape), and branches or loops on values with tlaloc.control_flow (cond, "
+        "while_loop).")
