@@ -438,6 +438,8 @@ def test_window_rules_with_a_start_per_example(tier):
     check(window, xs, starts, zero, in_axes=(0, 0, None))
     check(window, xs[0], starts, zero, in_axes=(None, 0, None))
     check(window, xs, zero, zero, in_axes=(1, None, None))
+    zero32 = xp.asarray(np.int32(1), device=tier)                   # another index dtype
+    check(window, xs, zero32, zero32, in_axes=(2, None, None))
     update = xp.asarray(rng.standard_normal((4, 2, 3)), device=tier)
     write = _on_nodes(lambda x, u, s, z: lax.dynamic_update_slice(x, u, s, z))
     check(write, xs, update, starts, zero, in_axes=(0, 0, 0, None))

@@ -355,15 +355,18 @@ def _dynamic_slice_source(ctx, x, *starts, sizes):
     return f"{x}[{', '.join(parts)}]"
 
 
-def _int_zero(like):
-    return lax.constant(shape=(), dtype=dt.int64, value=0, device=like.device)
+def _start_zero(starts, like):
+    """The start of the mapped axis (taken whole): 0, of the other starts' dtype (StableHLO
+    wants one index type)."""
+    dtype = starts[0].aval.dtype if starts else dt.int64
+    return lax.constant(shape=(), dtype=dtype, value=0, device=like.device)
 
 
 def _dynamic_slice_batch(bdims, x, *starts, sizes):
     dx, ds = bdims[0], bdims[1:]
     size = bt.size_of(bdims, (x,) + starts)
     if all(d is None for d in ds):     # one window for all: the mapped axis is taken whole
-        return lax.dynamic_slice(x, *bt.inserted(starts, dx, _int_zero(x)),
+        return lax.dynamic_slice(x, *bt.inserted(starts, dx, _start_zero(starts, x)),
                                  sizes=bt.inserted(sizes, dx, size)), dx
     # a window per example: gather its elements
     idx = bt.window_coordinates(starts, ds, x.aval.shape if dx is None else
@@ -421,7 +424,7 @@ def _dynamic_update_batch(bdims, x, update, *starts):
     if all(d is None for d in ds):     # one window for all: it spans the mapped axis
         d = dx if dx is not None else du
         return lax.dynamic_update_slice(bt.moved(x, dx, d, size), bt.moved(update, du, d, size),
-                                        *bt.inserted(starts, d, _int_zero(x))), d
+                                        *bt.inserted(starts, d, _start_zero(starts, x))), d
     # a window per example: scatter its elements
     example = x.aval.shape if dx is None else x.aval.shape[:dx] + x.aval.shape[dx + 1:]
     sizes = update.aval.shape if du is None else update.aval.shape[:du] + update.aval.shape[du + 1:]
