@@ -21,13 +21,16 @@ V = RNG.standard_normal(4)
 S = A[:, :3] @ A[:, :3].T + np.eye(3)          # symmetric positive definite
 T = np.arange(24.0).reshape(2, 3, 4) - 7.5
 I = np.array([3, 1, 3, 2, 0, 3])
+N = A.copy()                                     # NaN in one row, a row of NaN
+N[0, 1] = np.nan
+N[2, :] = np.nan
 
 
 def _inputs(m, dtype, device):
     """The inputs as m's arrays (NumPy's, or tlaloc arrays on `device`) of `dtype`."""
     conv = (lambda x: np.asarray(x, dtype=dtype)) if m is np else \
         (lambda x: tnp.asarray(x, dtype=getattr(xp, dtype), device=device))
-    return {"a": conv(A), "b": conv(B), "v": conv(V), "s": conv(S), "t": conv(T),
+    return {"a": conv(A), "b": conv(B), "v": conv(V), "s": conv(S), "t": conv(T), "n": conv(N),
             "i": np.asarray(I) if m is np else tnp.asarray(I, device=device)}
 
 
@@ -78,6 +81,38 @@ CALLS = {
     "median": lambda m, d: m.median(d["a"], axis=1),
     "median odd": lambda m, d: m.median(d["a"], axis=0),
     "median all": lambda m, d: m.median(d["t"]),
+    "median keepdims": lambda m, d: m.median(d["a"], axis=0, keepdims=True),
+    "median with inf": lambda m, d: m.median(m.concatenate([d["v"][:2], m.abs(d["v"][:1]) + m.inf])),
+    "median with NaN": lambda m, d: m.median(d["n"], axis=1),
+    "quantile": lambda m, d: m.quantile(d["a"], 0.3, axis=1),
+    "quantile of several q": lambda m, d: m.quantile(d["a"], [0.1, 0.5, 1.0], axis=0),
+    "quantile keepdims": lambda m, d: m.quantile(d["t"], [0.25, 0.75], axis=2, keepdims=True),
+    "percentile": lambda m, d: m.percentile(d["a"], [10, 90]),
+    "nansum": lambda m, d: m.nansum(d["n"], axis=1),
+    "nanprod": lambda m, d: m.nanprod(d["n"], axis=1),
+    "nanmean": lambda m, d: m.nanmean(d["n"], axis=0),
+    "nanmax": lambda m, d: m.nanmax(d["n"], axis=1),
+    "nanmin": lambda m, d: m.nanmin(d["n"]),
+    "nanstd ddof": lambda m, d: m.nanstd(d["n"], axis=1, ddof=1),
+    "nanvar": lambda m, d: m.nanvar(d["n"], axis=0),
+    "nanmedian": lambda m, d: m.nanmedian(d["n"], axis=1),
+    "cov": lambda m, d: m.cov(d["a"]),
+    "cov rowvar=False": lambda m, d: m.cov(d["a"], rowvar=False),
+    "cov of x and y": lambda m, d: m.cov(d["a"][0], d["a"][1]),
+    "cov bias": lambda m, d: m.cov(d["t"][0], bias=True),
+    "corrcoef": lambda m, d: m.corrcoef(d["a"]),
+    "bincount": lambda m, d: m.bincount(d["i"]),
+    "bincount weights minlength": lambda m, d: m.bincount(d["i"], weights=d["v"][[0, 1, 2, 3, 0, 1]],
+                                                          minlength=6),
+    "convolve": lambda m, d: m.convolve(d["v"], d["a"][0]),
+    "convolve same": lambda m, d: m.convolve(d["a"][0], d["v"], mode="same"),
+    "convolve valid": lambda m, d: m.convolve(d["a"][0], d["v"][:2], mode="valid"),
+    "interp": lambda m, d: m.interp(d["v"] * 3, m.sort(d["a"][0]), d["a"][1]),
+    "interp lists left right": lambda m, d: m.interp(d["v"] * 9, [-1.0, 0.0, 1.0], [1.0, 3.0, 2.0],
+                                                     left=-5.0, right=5.0),
+    "trapezoid": lambda m, d: m.trapezoid(d["a"]),
+    "trapezoid x": lambda m, d: m.trapezoid(d["a"], x=m.cumsum(m.abs(d["a"][0]))),
+    "trapezoid dx axis": lambda m, d: m.trapezoid(d["t"], dx=0.5, axis=1),
     "dot matrices": lambda m, d: m.dot(d["a"], d["b"]),
     "dot matrix vector": lambda m, d: m.dot(d["a"], d["v"]),
     "dot vectors": lambda m, d: m.dot(d["v"], d["v"]),
@@ -128,6 +163,29 @@ CALLS = {
     "arctan2": lambda m, d: m.arctan2(d["a"], d["a"][::-1]),
     "arccos": lambda m, d: m.arccos(d["a"] / 4),
     "exp2": lambda m, d: m.exp2(d["v"]),
+    "sinc": lambda m, d: m.sinc(m.concatenate([d["v"], d["v"] * 0])),
+    "angle": lambda m, d: m.angle(d["v"] + 1j * d["v"][::-1]),
+    "angle real degrees": lambda m, d: m.angle(d["v"], deg=True),
+    "heaviside": lambda m, d: m.heaviside(m.concatenate([d["v"], d["v"] * 0, d["n"][2]]), 0.5),
+    "fmax": lambda m, d: m.fmax(d["n"], d["n"][::-1]),
+    "fmin scalar": lambda m, d: m.fmin(d["n"], 0.0),
+    "select": lambda m, d: m.select([d["a"] < -0.5, d["a"] > 0.5], [d["a"] * 10, 3.0], -1.0),
+    "isreal": lambda m, d: m.isreal(d["v"] + 1j * (d["v"] > 0)),
+    "iscomplex": lambda m, d: m.iscomplex(d["v"] + 1j * (d["v"] > 0)),
+    "logspace": lambda m, d: m.logspace(0, 3, 4),
+    "logspace base": lambda m, d: m.logspace(0, 1, 5, base=2.0, endpoint=False),
+    "tril_indices": lambda m, d: m.tril_indices(4, -1),
+    "triu_indices": lambda m, d: m.triu_indices(3, 1, 5),
+    "diag_indices": lambda m, d: m.diag_indices(3),
+    "indices": lambda m, d: m.indices((2, 3)),
+    "unravel_index": lambda m, d: m.unravel_index(d["i"] * 3, (3, 4)),
+    "unravel_index F": lambda m, d: m.unravel_index(d["i"] * 3, (3, 4), order="F"),
+    "pad": lambda m, d: m.pad(d["a"], 2),
+    "pad pairs": lambda m, d: m.pad(d["a"], ((1, 0), (0, 3)), constant_values=((7, 8), (9, 1))),
+    "pad edge": lambda m, d: m.pad(d["a"], (2, 3), mode="edge"),
+    "pad reflect past the size": lambda m, d: m.pad(d["v"], 10, mode="reflect"),
+    "pad symmetric": lambda m, d: m.pad(d["a"], 2, mode="symmetric"),
+    "pad wrap": lambda m, d: m.pad(d["a"], ((0, 4), (6, 1)), mode="wrap"),
     "deg2rad": lambda m, d: m.deg2rad(d["v"]),
     "degrees": lambda m, d: m.degrees(d["v"]),
     "sort axis=None": lambda m, d: m.sort(d["a"], axis=None),
@@ -312,6 +370,11 @@ METHODS = {
     "cumprod": lambda x: x.cumprod(axis=0), "squeeze": lambda x: x[None, :, None].squeeze(),
     "conj": lambda x: (x * 1j).conj(), "conjugate": lambda x: (x + 2j).conjugate(),
     "nonzero": lambda x: (x > 0).nonzero(), "tolist": lambda x: x.tolist(),
+    "argsort": lambda x: x.argsort(), "argsort axis": lambda x: x.argsort(axis=0),
+    "dot": lambda x: x.dot(x.T), "dot scalar": lambda x: x.dot(2.0), "dot vector": lambda x: x.dot(x[0]),
+    "take": lambda x: x.take([[0, 5], [3, 11]]), "take axis": lambda x: x.take([2, 0], axis=1),
+    "repeat": lambda x: x.repeat(2, axis=0), "repeat flat": lambda x: x.repeat(3),
+    "nbytes": lambda x: x.nbytes, "itemsize": lambda x: x.astype(np.float32).itemsize,
 }
 
 
@@ -324,6 +387,15 @@ def test_array_method_matches_numpy(tier, name):
         assert actual == expected
         return
     _compare(actual, expected, "float64")
+
+
+def test_in_place_methods_write_through(tier):
+    x = xp.asarray(A, device=tier)
+    alias = x
+    assert x.sort(axis=1) is None and alias is x
+    assert_matches(x, np.sort(A, axis=1))
+    x.fill(2.5)
+    assert_matches(x, np.full_like(A, 2.5))
 
 
 def test_round_integers_to_even_multiples(tier):

@@ -16,8 +16,11 @@ from .. import _dtypes as dt
 from .._array import Array
 from . import creation as _creation
 from . import elementwise as _ew
+from . import indexing as _indexing
+from . import linear_algebra as _linalg
 from . import manipulation as _manip
 from . import searching as _search
+from . import sorting as _sorting
 from . import statistical as _stat
 from . import utility as _util
 from ._core import normalize_axis
@@ -97,8 +100,8 @@ var = _spread("var", _stat.var)
 
 def _cumulative(name, fn):
     def method(self, axis=None, dtype=None, out=None):
-        x = _manip.reshape(self, (-1,)) if axis is None else self
-        return store(fn(x, axis=0 if axis is None else axis, dtype=dtype), out, name)
+        x, axis = _flat_or(self, axis)
+        return store(fn(x, axis=axis, dtype=dtype), out, name)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = (f"NumPy's `x.{name}(axis)`: over the flattened array when axis is None "
                       f"(tlaloc.{fn.__name__}).")
@@ -227,6 +230,71 @@ def nonzero(self):
     return _search.nonzero(self)
 
 
+def _flat_or(self, axis):
+    """NumPy's axis=None: the flattened array along axis 0."""
+    return (_manip.reshape(self, (-1,)), 0) if axis is None else (self, axis)
+
+
+def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's `x.argsort()` (always stable; flattened for axis=None)."""
+    x, axis = _flat_or(self, axis)
+    return _sorting.argsort(x, axis=axis)
+
+
+def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's in-place `x.sort()`: x (and the arrays that share its storage) become
+    sorted along `axis` (always stable). Returns None, as NumPy."""
+    self[...] = _sorting.sort(self, axis=axis)
+
+
+def fill(self, value):
+    """NumPy's in-place `x.fill(value)`."""
+    self[...] = value
+
+
+def repeat(self, repeats, axis=None):
+    """NumPy's `x.repeat(repeats, axis)` (flattened for axis=None)."""
+    return _manip.repeat(self, repeats, axis=axis)
+
+
+def take(self, indices, axis=None, out=None, mode="raise"):
+    """NumPy's `x.take(indices, axis)`: flattened for axis=None; indices of any shape."""
+    if mode != "raise":
+        raise ValueError(f"take: mode={mode!r} is not supported (only 'raise')")
+    x, axis = _flat_or(self, axis)
+    axis = normalize_axis("take", axis, x.ndim)
+    idx = indices if isinstance(indices, Array) else \
+        _creation.asarray(indices, device=self.device)
+    picked = _indexing.take(x, _manip.reshape(idx, (-1,)), axis=axis)
+    shape = x.shape[:axis] + idx.shape + x.shape[axis + 1:]
+    return store(_manip.reshape(picked, shape), out, "take")
+
+
+def dot(self, b, out=None):
+    """NumPy's `x.dot(b)`: a product with a scalar or 0-d operand, the inner product of 1-d
+    ones, matmul of 2-d ones, and otherwise the sum over x's last axis and b's
+    second-to-last."""
+    if not isinstance(b, Array) or self.ndim == 0 or b.ndim == 0:
+        result = self * b        # a Python scalar keeps x's dtype
+    elif b.ndim == 1:
+        result = _linalg.tensordot(self, b, axes=((self.ndim - 1,), (0,)))
+    elif self.ndim <= 2 and b.ndim <= 2:
+        result = _linalg.matmul(self, b)
+    else:
+        result = _linalg.tensordot(self, b, axes=((self.ndim - 1,), (b.ndim - 2,)))
+    return store(result, out, "dot")
+
+
+def nbytes(self) -> int:
+    """The size of the value in bytes (NumPy's `x.nbytes`)."""
+    return self.size * self.dtype.numpy.itemsize
+
+
+def itemsize(self) -> int:
+    """The size of one element in bytes (NumPy's `x.itemsize`)."""
+    return self.dtype.numpy.itemsize
+
+
 def _deepcopy(self, memo):
     """copy.deepcopy(x): a new array with x's value (lazily: nothing is computed)."""
     return copy(self)
@@ -236,5 +304,7 @@ def _deepcopy(self, memo):
 METHODS = {f.__name__: f for f in (
     sum, prod, min, max, all, any, argmax, argmin, mean, std, var, cumsum, cumprod,
     reshape, ravel, flatten, transpose, swapaxes, squeeze, astype, copy, clip, round, conj,
-    nonzero)}
+    nonzero, argsort, sort, fill, repeat, take, dot)}
 METHODS.update({"conjugate": conj, "__copy__": copy, "__deepcopy__": _deepcopy})
+# read-only attributes
+PROPERTIES = {"nbytes": nbytes, "itemsize": itemsize}

@@ -158,6 +158,7 @@ TABLE.update({
 })
 # NumPy's methods (x.sum(), x.reshape(3, 2), x.astype(...), ...): _api/array_methods.py
 TABLE.update({name: ("method", fn) for name, fn in _methods.METHODS.items()})
+TABLE.update({name: ("property", fn) for name, fn in _methods.PROPERTIES.items()})
 del _short, _fn
 
 _KINDS = {"binary": _binary, "reflected": _reflected, "matmul": _matmul,

@@ -26,7 +26,14 @@ from tlaloc import (Array as ndarray, DType as dtype, bfloat16, bool, can_cast, 
                     newaxis, ones, pi, result_type, uint8, uint16, uint32, uint64, zeros)
 from tlaloc._api import array_methods as _m
 from tlaloc._api._core import normalize_axis as _normalize_axis
+from ._convert import as_array as _arr, is_scalar as _is_scalar
 from ._einsum import einsum
+from ._indices import diag_indices, indices, pad, tril_indices, triu_indices, unravel_index
+from ._numerical import (angle, convolve, fmax, fmin, heaviside, interp, iscomplex, isreal,
+                         logspace, select, sinc, trapezoid)
+from ._statistics import (average, bincount, corrcoef, cov, median, nanmax, nanmean,
+                          nanmedian, nanmin, nanprod, nanstd, nansum, nanvar, percentile, ptp,
+                          quantile)
 from . import fft, linalg  # noqa: F401
 
 def __getattr__(name):
@@ -35,14 +42,6 @@ def __getattr__(name):
         return importlib.import_module(".random", __name__)
     raise AttributeError(f"module 'tlaloc.numpy' has no attribute {name!r} (NumPy's name "
                          "is not implemented here; see docs/numpy-namespace.md)")
-
-
-def _arr(a, dtype=None, like=None):
-    """An array_like (tlaloc array, NumPy array, nested sequence, scalar) as a tlaloc array
-    (on the device of the array `like`, when given)."""
-    if isinstance(a, ndarray) and dtype is None:
-        return a
-    return _xp.asarray(a, dtype=dtype, device=None if like is None else like.device)
 
 
 def _on_array(method):
@@ -359,10 +358,6 @@ def where(condition, x=None, y=None):
     return _xp.where(cond, x if _is_scalar(x) else _arr(x), y if _is_scalar(y) else _arr(y))
 
 
-def _is_scalar(v):
-    return isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex))
-
-
 def nonzero(a):
     """NumPy's `np.nonzero`: a tuple of index arrays."""
     return _xp.nonzero(_arr(a))
@@ -383,16 +378,7 @@ def flatnonzero(a):
 
 def take(a, indices, axis=None, out=None, mode="raise"):
     """NumPy's `np.take`: over the flattened array when axis is None; any shape of indices."""
-    if mode != "raise":
-        raise ValueError(f"take: mode={mode!r} is not supported (only 'raise')")
-    a = _arr(a)
-    if axis is None:
-        a, axis = _xp.reshape(a, (-1,)), 0
-    axis = _normalize_axis("take", axis, a.ndim)
-    idx = _arr(indices, like=a)
-    picked = _xp.take(a, _xp.reshape(idx, (-1,)), axis=axis)
-    shape = a.shape[:axis] + idx.shape + a.shape[axis + 1:]
-    return _m.store(_xp.reshape(picked, shape), out, "take")
+    return _m.take(_arr(a), indices, axis, out, mode)
 
 
 def swapaxes(a, axis1, axis2):
@@ -437,58 +423,6 @@ clip = _on_array(_m.clip)
 round = around = _on_array(_m.round)
 
 
-def ptp(a, axis=None, out=None, keepdims=False):
-    """NumPy's `np.ptp`: max - min."""
-    a = _arr(a)
-    return _m.store(_xp.max(a, axis=axis, keepdims=keepdims) -
-                    _xp.min(a, axis=axis, keepdims=keepdims), out, "ptp")
-
-
-def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
-    """NumPy's `np.average`: the mean, or the weighted mean sum(a * w) / sum(w)."""
-    a = _arr(a)
-    if weights is None:
-        avg = _xp.mean(a, axis=axis, keepdims=keepdims)
-        count = _xp.full_like(avg, a.size // builtins.max(avg.size, 1) if axis is not None
-                              else a.size)
-        return (avg, count) if returned else avg
-    w = _arr(weights, like=a)
-    if w.shape != a.shape:
-        if axis is None or w.ndim != 1:
-            raise ValueError("average: weights must have a's shape, or be 1-d along one axis")
-        ax = _normalize_axis("average", axis, a.ndim)
-        if w.shape[0] != a.shape[ax]:
-            raise ValueError(f"average: {w.shape[0]} weights for an axis of {a.shape[ax]}")
-        w = _xp.reshape(w, (1,) * ax + w.shape + (1,) * (a.ndim - ax - 1))
-        w = _xp.broadcast_to(w, a.shape)
-    total = _xp.sum(w, axis=axis, keepdims=keepdims)
-    avg = _xp.sum(a * w, axis=axis, keepdims=keepdims) / total
-    return (avg, _xp.broadcast_to(total, avg.shape)) if returned else avg
-
-
-def median(a, axis=None, out=None, keepdims=False):
-    """NumPy's `np.median`: the middle of the sorted values (the mean of the two middle ones
-    for an even count); NaN where the values hold one."""
-    a = _arr(a)
-    if axis is None:
-        x, ax = _xp.reshape(a, (-1,)), 0
-    else:
-        ax = _normalize_axis("median", axis, a.ndim)
-        x = a
-    n = x.shape[ax]
-    if n == 0:
-        raise ValueError("median: the axis is empty")
-    if x.dtype.kind not in "fc":
-        x = _xp.astype(x, _xp.float64)
-    s = _xp.moveaxis(_xp.sort(x, axis=ax), ax, -1)
-    mid = (s[..., (n - 1) // 2] + s[..., n // 2]) / 2 if n % 2 == 0 else s[..., n // 2]
-    mid = _xp.where(_xp.isnan(s[..., -1]), _xp.nan, mid)     # sort puts NaN last
-    if keepdims:
-        mid = _xp.reshape(mid, tuple(1 if i == ax or axis is None else d
-                                     for i, d in enumerate(a.shape)))
-    return _m.store(mid, out, "median")
-
-
 def count_nonzero(a, axis=None, *, keepdims=False):
     """NumPy's `np.count_nonzero`."""
     return _xp.count_nonzero(_arr(a), axis=axis, keepdims=keepdims)
@@ -502,18 +436,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 # ----------------------------------------------------------------------------- products
 
 def dot(a, b, out=None):
-    """NumPy's `np.dot`: a product for 0-d operands, the inner product of 1-d ones, matmul of
-    2-d ones, and otherwise the sum over a's last axis and b's second-to-last."""
-    if _is_scalar(a) or _is_scalar(b):       # a Python scalar keeps the array's dtype
-        return _m.store(_scaled(a, b), out, "dot")
-    a, b = _arr(a), _arr(b)
-    if a.ndim == 0 or b.ndim == 0:
-        result = a * b
-    elif b.ndim == 1 or a.ndim <= 2 and b.ndim <= 2:
-        result = _xp.tensordot(a, b, axes=((a.ndim - 1,), (0,))) if b.ndim == 1 else a @ b
-    else:
-        result = _xp.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 2,)))
-    return _m.store(result, out, "dot")
+    """NumPy's `np.dot`: a product for scalar or 0-d operands, the inner product of 1-d
+    ones, matmul of 2-d ones, and otherwise the sum over a's last axis and b's second-to-last."""
+    if _is_scalar(a):
+        a, b = b, a              # a product: commutes
+    a = _arr(a)
+    return _m.dot(a, b if _is_scalar(b) else _arr(b, like=a), out)
 
 
 def vdot(a, b):
@@ -524,17 +452,15 @@ def vdot(a, b):
 
 def inner(a, b):
     """NumPy's `np.inner`: the sum over both last axes (no conjugation)."""
-    if _is_scalar(a) or _is_scalar(b):
-        return _scaled(a, b)
-    a, b = _arr(a), _arr(b)
+    if _is_scalar(a):
+        a, b = b, a              # a product: commutes
+    a = _arr(a)
+    if _is_scalar(b):
+        return a * b
+    b = _arr(b, like=a)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     return _xp.tensordot(a, b, axes=((a.ndim - 1,), (b.ndim - 1,)))
-
-
-def _scaled(a, b):
-    """a * b where one of them is a Python scalar."""
-    return _arr(a) * b if _is_scalar(b) else a * _arr(b)
 
 
 def outer(a, b, out=None):
@@ -637,12 +563,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return _xp.sort(a, axis=axis)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """NumPy's `np.argsort` (always stable): over the flattened array when axis is None."""
-    a = _arr(a)
-    if axis is None:
-        a, axis = _xp.reshape(a, (-1,)), 0
-    return _xp.argsort(a, axis=axis)
+argsort = _on_array(_m.argsort)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,

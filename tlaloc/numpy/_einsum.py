@@ -16,6 +16,9 @@ import math
 import string
 
 import tlaloc as _xp
+from tlaloc._api.array_methods import store
+
+from ._convert import as_array
 
 _LETTERS = string.ascii_letters
 
@@ -118,8 +121,6 @@ def _take_diagonals(a, lab):
         c = next(c for c in lab if lab.count(c) > 1)
         i = lab.index(c)
         j = lab.index(c, i + 1)
-        if a.shape[i] != a.shape[j]:
-            raise ValueError(f"einsum: repeated label {c!r} has sizes {a.shape[i]} and {a.shape[j]}")
         a = _xp.linalg.diagonal(_xp.moveaxis(a, (i, j), (-2, -1)))
         lab = [x for k, x in enumerate(lab) if k not in (i, j)] + [c]
     return a, lab
@@ -137,8 +138,9 @@ def _permuted(a, lab, order):
     return a if perm == tuple(range(len(perm))) else _xp.permute_dims(a, perm)
 
 
-def _contract(a, la, b, lb, keep, sizes):
-    """a and b contracted over their shared labels not in `keep`, by one matmul."""
+def _contract(a, la, b, lb, keep):
+    """a and b contracted over their shared labels not in `keep`, by one matmul (shared
+    kept labels are its batch axes, which broadcast where '...' axes have size 1)."""
     shared = [c for c in la if c in lb]
     batch = [c for c in shared if c in keep]
     summed = [c for c in shared if c not in keep]
@@ -146,21 +148,18 @@ def _contract(a, la, b, lb, keep, sizes):
     free_b = [c for c in lb if c not in la]
     a = _permuted(a, la, batch + free_a + summed)
     b = _permuted(b, lb, batch + summed + free_b)
-    bshape_a, bshape_b = a.shape[:len(batch)], b.shape[:len(batch)]
-    m = math.prod(sizes[c] for c in free_a)
-    k = math.prod(sizes[c] for c in summed)
-    n = math.prod(sizes[c] for c in free_b)
-    product = _xp.reshape(a, bshape_a + (m, k)) @ _xp.reshape(b, bshape_b + (k, n))
-    shape = product.shape[:len(batch)] + tuple(sizes[c] for c in free_a + free_b)
-    return _xp.reshape(product, shape), batch + free_a + free_b
+    nb = len(batch)
+    own_a, own_b = a.shape[nb:nb + len(free_a)], b.shape[nb + len(summed):]
+    k = math.prod(a.shape[nb + len(free_a):])
+    product = _xp.reshape(a, a.shape[:nb] + (math.prod(own_a), k)) @ \
+        _xp.reshape(b, b.shape[:nb] + (k, math.prod(own_b)))
+    return _xp.reshape(product, product.shape[:nb] + own_a + own_b), batch + free_a + free_b
 
 
 def einsum(*operands, dtype=None, out=None, optimize=False, casting="safe", order="K"):
     """NumPy's `np.einsum(subscripts, *operands)`: a sum of products over the labelled axes.
     `optimize` is accepted and ignored (pairs contract left to right); `out=` writes the
     result into `out`."""
-    from . import _arr
-    from tlaloc._api.array_methods import store
     if not operands:
         raise TypeError("einsum: missing the subscripts")
     if isinstance(operands[0], str):
@@ -169,7 +168,7 @@ def einsum(*operands, dtype=None, out=None, optimize=False, casting="safe", orde
         subscripts, arrays = _parse_sublists(operands)
     if not arrays:
         raise ValueError("einsum: no operands")
-    arrays = [_arr(a) for a in arrays]
+    arrays = [as_array(a) for a in arrays]
     if dtype is not None:
         arrays = [_xp.astype(a, dtype) for a in arrays]
     labels, output = _parse(subscripts, arrays)
@@ -184,7 +183,7 @@ def einsum(*operands, dtype=None, out=None, optimize=False, casting="safe", orde
     for i in range(1, len(ops)):
         b, lb = ops[i]
         keep = set(output).union(*(set(l) for _, l in ops[i + 1:]))
-        a, la = _contract(a, la, b, lb, keep, sizes)
+        a, la = _contract(a, la, b, lb, keep)
     a, la = _sum_out(a, la, set(output))
     result = _permuted(a, la, output)
     target = tuple(sizes[c] for c in output)
