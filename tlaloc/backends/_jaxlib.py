@@ -266,7 +266,6 @@ class SpmdRuntime:
         here = client.process_index()
         # (position, device) of the devices this process holds buffers of
         self.local = [(i, d) for i, d in enumerate(self.devices) if d.process_index == here]
-        self._by_device = {d: i for i, d in enumerate(self.devices)}
         self._one = {d: _Sharding(d) for _, d in self.local}
         self.platform = client.platform
 
@@ -329,7 +328,8 @@ class SpmdRuntime:
 
     def shards(self, value) -> list:
         """(device position, single-device array) of this process's parts of `value`."""
-        return [(self._by_device[a._sharding._device], a) for a in value._arrays]
+        # the parts come in the order of the device list's addressable devices: ours
+        return [(p, a) for (p, _), a in zip(self.local, value._arrays)]
 
     def compile(self, text: str):
         options = xc.CompileOptions()
