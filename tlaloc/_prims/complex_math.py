@@ -320,9 +320,28 @@ def divide(z, w):
 
 def sign(x):
     """sign(+-0 +- 0j) is 0 + 0j in the standard, and sign(-0.0) is 0 (+0 in the official
-    suite); XLA returns x (keeping the zeros' signs). Real and complex floats."""
+    suite); XLA returns x (keeping the zeros' signs). Real and complex floats.
+
+    Complex: each part over |z|, as NumPy (XLA's complex sign and a complex division by
+    |z| + 0j differ in signs of zero parts); one infinite part gives its direction
+    (sign(inf + 1j) = 1 + 0j), a NaN part or two infinite ones NaN + NaN j."""
     zero = ad.zeros(x)
-    return select(eq(x, zero), zero, lax.sign(x))
+    if x.aval.dtype.kind != "c":
+        return select(eq(x, zero), zero, lax.sign(x))
+    re, im = parts(x)
+    r = lax.abs(x)
+    zr, one, nan = c(re, 0.0), c(re, 1.0), c(re, math.nan)
+
+    def signed(magnitude, v):
+        return select(signbit(v), neg(magnitude), magnitude)
+    xinf, yinf = isinf(re), isinf(im)
+    on_axis = lax.complex(select(xinf, signed(one, re), signed(zr, re)),
+                          select(yinf, signed(one, im), signed(zr, im)))
+    safe = select(eq(r, zr), c(r, 1.0), r)
+    out = select(xor(xinf, yinf), on_axis, lax.complex(lax.divide(re, safe), lax.divide(im, safe)))
+    undefined = or_(or_(isnan(re), isnan(im)), and_(xinf, yinf))
+    out = select(undefined, lax.complex(nan, nan), out)
+    return select(eq(r, zr), zero, out)
 
 
 def power(x, y):
@@ -418,3 +437,17 @@ log, sqrt = _symmetric("log", False), _symmetric("sqrt", False)
 acos, acosh = _symmetric("acos", False), _symmetric("acosh", False)
 asin, atan = _symmetric("asin", True), _symmetric("atan", True)
 asinh, atanh = _symmetric("asinh", True), _symmetric("atanh", True)
+
+
+def rsqrt(z):
+    """1 / sqrt(z) from sqrt's formula and Smith's division (XLA's complex rsqrt and NumPy's
+    1 / sqrt differ in signs of zero parts and at overflow)."""
+    root = lax.sqrt(z)
+    return lax.divide(ad.const(root, 1.0), root)
+
+
+def logistic(z):
+    """1 / (1 + exp(-z)) from exp's formula and Smith's division, on both backends alike."""
+    e = lax.exp(neg(z))
+    one = ad.const(e, 1.0)
+    return lax.divide(one, lax.add(one, e))

@@ -411,10 +411,10 @@ log1p = _unary("log1p", "stablehlo.log_plus_one", np.log1p, dt.FLOATING_KINDS, e
                    lambda x, out: _inv(lax.add(x, ad.const(x, 1)))))
 sqrt = _unary("sqrt", "stablehlo.sqrt", np.sqrt, dt.FLOATING_KINDS, emit=_sqrt_emit, formula=cm.sqrt, rules=ad.elementwise_rules(
     lambda x, out: lax.divide(ad.const(out, 0.5), out)))
-rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), dt.FLOATING_KINDS, source="1 / xp.sqrt({0})",
+rsqrt = _unary("rsqrt", "stablehlo.rsqrt", lambda x: 1 / np.sqrt(x), dt.FLOATING_KINDS, source="1 / xp.sqrt({0})", formula=cm.rsqrt,
               rules=ad.elementwise_rules(lambda x, out: lax.multiply(ad.const(x, -0.5), lax.divide(out, x))))
 logistic = _unary("logistic", "stablehlo.logistic", lambda x: 1 / (1 + np.exp(-x)), dt.FLOATING_KINDS,
-                 source="1 / (1 + xp.exp(-{0}))",
+                 source="1 / (1 + xp.exp(-{0}))", formula=cm.logistic,
                  rules=ad.elementwise_rules(lambda x, out: lax.multiply(out, lax.subtract(ad.const(out, 1), out))))
 
 
