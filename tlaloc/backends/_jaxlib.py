@@ -240,8 +240,10 @@ def cpu_client():
 
 
 # ----------------------------------------------------------------------------- several devices
-# (*private*: _jax.GSPMDSharding subclassed, ArrayImpl assembled from per-device buffers,
-# ._arrays; ../shared/notes/sharding-and-processes.md sections 2-4)
+# (*private*, verified on 0.10.2 only: _jax.GSPMDSharding subclassed (its _hlo_sharding),
+# _jax.ArrayImpl assembled from per-device buffers (_skip_checks dropped in 0.11: the
+# fallback below), a global array's ._arrays and ._sharding; make_cpu_client(num_devices=);
+# ../shared/notes/sharding-and-processes.md sections 2-4)
 
 class _GlobalSharding(_jax.GSPMDSharding):
     """jaxlib's sharding over a device list, plus the hooks its result handlers call."""
