@@ -246,3 +246,44 @@ def test_fori_loop_with_static_bounds_in_reverse_mode(tier):
     assert float(xp.jit(xp.grad(f))(s)) == pytest.approx(want, rel=1e-7)
     # an empty trip count: the identity
     assert float(xp.grad(lambda s: xp.fori_loop(3, 3, lambda i, v: v * s, s))(s)) == 1.0
+
+
+# ----------------------------------------------------------------------------- nesting
+
+def _nested_cases(dev):
+    def scan_of_cond(th):
+        def step(c, x):
+            c = xp.cond(x > 0, lambda a: xp.sin(a * th), lambda a: a * th * th, c + x)
+            return c, c
+        c, ys = xp.scan(step, xp.asarray(0.3, device=dev),
+                        xp.asarray([0.5, -1.0, 2.0, -0.2], device=dev))
+        return c + xp.sum(ys)
+
+    def scan_of_scan(th):
+        def outer(c, x):
+            inner, _ = xp.scan(lambda d, y: (d * th + y, None), c, x)
+            return inner, inner * inner
+        c, ys = xp.scan(outer, xp.asarray(0.1, device=dev),
+                        xp.asarray(np.arange(6.0).reshape(3, 2) / 5, device=dev))
+        return xp.sum(ys) + c
+
+    def fori_of_switch(th):
+        return xp.fori_loop(0, 5, lambda i, v: xp.switch(
+            i % 3, [lambda a: a * th, lambda a: xp.sin(a), lambda a: a + th], v), th)
+
+    return {"scan_of_cond": scan_of_cond, "scan_of_scan": scan_of_scan,
+            "fori_of_switch": fori_of_switch}
+
+
+@pytest.mark.parametrize("case", ["scan_of_cond", "scan_of_scan", "fori_of_switch"])
+def test_derivatives_through_nested_constructs(tier, case):
+    """A closed-over parameter read by an inner construct gets its derivative through the
+    outer one (first and second order, both modes)."""
+    f = _nested_cases(tier)[case]
+    th = xp.asarray(0.9, device=tier)
+    fd = _fd(lambda v: float(f(xp.asarray(v[0], device=tier))), [0.9])[0]
+    assert float(xp.grad(f)(th)) == pytest.approx(fd, rel=1e-7)
+    assert float(xp.jacfwd(f)(th)) == pytest.approx(fd, rel=1e-7)
+    g = lambda v: float(xp.grad(f)(xp.asarray(v, device=tier)))
+    assert float(xp.hessian(f)(th)) == pytest.approx((g(0.9 + 1e-5) - g(0.9 - 1e-5)) / 2e-5,
+                                                     rel=1e-5, abs=1e-7)

@@ -240,9 +240,9 @@ def backward(sub, env, out_cts) -> list:
 
 def _may_carry_derivative(node) -> bool:
     """Whether a cotangent for `node` (an operand of a region op) can matter: it has a
-    differentiable dtype and is computed (a leaf, such as a Python scalar's, is no
-    variable)."""
-    return node.prim is not None and ad.differentiable(node)
+    differentiable dtype and is no leaf holding a value (a Python scalar's is no variable;
+    a placeholder, whose value is unknown while a body is traced, may stand for one)."""
+    return ad.differentiable(node) and not (node.prim is None and node.value is not None)
 
 
 def _zeros_if_none(x, like):
