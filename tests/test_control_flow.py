@@ -373,3 +373,19 @@ def test_vmap_matches_a_loop_over_examples(tier, case):
         want = np.stack([to_numpy(xp.tree.leaves(e)[k]) for e in per_example])
         assert_matches(leaf, want)
     assert_matches(xp.tree.leaves(xp.jit(xp.vmap(fn))(batch))[0], to_numpy(got_leaves[0]))
+
+
+def test_the_compile_cache_tells_bodies_apart(tier):
+    """Loops that differ only in their bodies (or in a static parameter) are different
+    programs: the sub-program is part of the structural key."""
+    x = xp.asarray([0.5, 1.0], device=tier)
+    got = {}
+    for name, fn in (("sin", xp.sin), ("cos", xp.cos), ("exp", xp.exp)):
+        got[name] = to_numpy(xp.fori_loop(0, 3, lambda i, v: fn(v), x))
+    want = {"sin": np.sin, "cos": np.cos, "exp": np.exp}
+    for name, f in want.items():
+        assert_matches(got[name], f(f(f(np.array([0.5, 1.0])))))
+    fwd = xp.scan(lambda c, r: (c * 2 + r, c), 0.0, x)[1]
+    rev = xp.scan(lambda c, r: (c * 2 + r, c), 0.0, x, reverse=True)[1]
+    assert_matches(fwd, np.array([0.0, 0.5]))
+    assert_matches(rev, np.array([1.0, 0.0]))
