@@ -168,6 +168,26 @@ def test_other_padding_safe_operations(tier, name):
     _run(f, tier, lambda b, s: (b, s, 3), "float32", names=name not in ("head", "take"))
 
 
+def test_scatter_from_padded_rows_writes_only_the_data(tier):
+    from tlaloc._api._core import node_of, wrap
+    from tlaloc._prims import lax
+
+    def histogram(labels, weights):        # labels, weights: (batch,)
+        idx = lax.reshape(node_of("h", labels), shape=labels.shape + (1,))
+        zero = node_of("h", xp.zeros(5, dtype=weights.dtype, device=weights.device))
+        ones = node_of("h", xp.exp(weights))     # the padding adds exp(0) unless it is dropped
+        return wrap(lax.scatter(zero, idx, ones, axes=(0,), mode="add"))
+
+    rng = np.random.default_rng(5)
+    jf = xp.jit(histogram, dynamic={"batch": (1, 16)})
+    for n in (3, 5, 16):
+        labels = rng.integers(0, 5, n).astype(np.int64)
+        weights = rng.random(n)
+        args = (xp.asarray(labels, names=("batch",), device=tier),
+                xp.asarray(weights, names=("batch",), device=tier))
+        _check(jf(*args), np.bincount(labels, np.exp(weights), minlength=5), "float64")
+
+
 def test_per_example_gradients_inside_a_dynamic_jit(tier):
     rng = np.random.default_rng(2)
     w = xp.asarray(rng.standard_normal((3, 2)).astype(np.float64), device=tier)
