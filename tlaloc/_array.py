@@ -305,12 +305,12 @@ def _unpickle(host, dtype_name, platform, index, names) -> Array:
 
 
 def _device_like(platform, index):
-    if platform == "interpreter":
-        return as_device("interpreter")
-    from ._devices import available_devices
-    same = [d for d in available_devices() if d.platform == platform]
-    for d in same:
-        if d.index == index:
-            return d
-    return same[0] if same else default_device()
+    for spec in (f"{platform}:{index}", f"{platform}:0"):
+        try:
+            dev = as_device(spec)
+            dev.backend   # made once per device; raises where this process lacks it
+            return dev
+        except (ValueError, RuntimeError):
+            continue
+    return default_device()
 
