@@ -44,6 +44,19 @@ def timed(step, state, steps, block):
     return min(times), statistics.median(times)
 
 
+def make_step(xp, grad, jit):
+    """The SGD step on `xp`'s namespace (tlaloc, or jax.numpy with jax.grad and jax.jit)."""
+    def loss(w1, w2, x, y):
+        logits = xp.tanh(x @ w1) @ w2
+        return xp.mean(xp.sum((logits - y) ** 2, axis=-1))
+
+    @jit
+    def step(w1, w2, x, y):
+        g1, g2 = grad(loss, argnums=(0, 1))(w1, w2, x, y)
+        return w1 - 0.01 * g1, w2 - 0.01 * g2, x, y
+    return step
+
+
 def run_tlaloc(n, pid, port, nproc, args):
     import tlaloc as xp
     if nproc > 1:
@@ -58,16 +71,7 @@ def run_tlaloc(n, pid, port, nproc, args):
     xs = put(xp.rename(xp.asarray(x[rows]), ("batch", "feat")), {"batch": "data"})
     ys = put(xp.rename(xp.asarray(y[rows]), ("batch", "class")), {"batch": "data"})
     state = (xp.shard(xp.asarray(w1), mesh, {}), xp.shard(xp.asarray(w2), mesh, {}), xs, ys)
-
-    def loss(w1, w2, x, y):
-        logits = xp.tanh(x @ w1) @ w2
-        return xp.mean(xp.sum((logits - y) ** 2, axis=-1))
-
-    @xp.jit
-    def step(w1, w2, x, y):
-        g1, g2 = xp.grad(loss, argnums=(0, 1))(w1, w2, x, y)
-        return w1 - 0.01 * g1, w2 - 0.01 * g2, x, y
-
+    step = make_step(xp, xp.grad, xp.jit)
     kinds = [c.kind for c in xp.collectives(step, *state)]
     return timed(step, state, args.steps, lambda s: xp.eval(*s)), kinds
 
@@ -88,16 +92,7 @@ def run_jax(n, pid, port, nproc, args):
     xs = jax.make_array_from_callback(x.shape, rows, lambda i: x[i])
     ys = jax.make_array_from_callback(y.shape, rows, lambda i: y[i])
     state = (jax.device_put(w1, whole), jax.device_put(w2, whole), xs, ys)
-
-    def loss(w1, w2, x, y):
-        logits = jnp.tanh(x @ w1) @ w2
-        return jnp.mean(jnp.sum((logits - y) ** 2, axis=-1))
-
-    @jax.jit
-    def step(w1, w2, x, y):
-        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2, x, y)
-        return w1 - 0.01 * g1, w2 - 0.01 * g2, x, y
-
+    step = make_step(jnp, jax.grad, jax.jit)
     return timed(step, state, args.steps, jax.block_until_ready), []
 
 

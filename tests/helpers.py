@@ -146,3 +146,18 @@ def random_normal(shape, dtype, seed=0):
     if np.dtype(dtype).kind == "c":
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype)
+
+
+def rerun_with_cpu_devices(test_file, count, timeout=300):
+    """Run the pytest module `test_file` in a subprocess with `count` CPU devices (the count
+    is fixed when the CPU client is made, and the suite runs on one): its tests that need the
+    devices run there, and this asserts that they passed."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TLALOC_CPU_DEVICES=str(count))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                           os.path.abspath(test_file)], env=env, cwd=os.path.dirname(test_file),
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout

@@ -7,27 +7,20 @@ Every sharded result is compared with the same global program on the interpreter
 (which runs it unsharded), and the collectives of manual regions with NumPy too.
 """
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import tlaloc as xp
+from helpers import rerun_with_cpu_devices
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 FOUR = os.environ.get("TLALOC_CPU_DEVICES") == "4"
 four = pytest.mark.skipif(not FOUR, reason="runs in the 4-device subprocess")
 
 
 @pytest.mark.skipif(FOUR, reason="this is the subprocess")
 def test_on_four_devices():
-    env = dict(os.environ, TLALOC_CPU_DEVICES="4", TLALOC_EXECUTION="auto")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           os.path.join(HERE, "test_sharding.py")], env=env, cwd=HERE,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert " passed" in done.stdout and "skipped" in done.stdout
+    rerun_with_cpu_devices(__file__, 4)
 
 
 RNG = np.random.default_rng(15)

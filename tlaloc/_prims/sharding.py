@@ -469,8 +469,15 @@ def _on_first_device(ct, axes, along):
     return lax.select(mask, ct, ad.zeros(ct))
 
 
-def _map_params(sub, axes, in_specs, out_specs):
-    return {"body": sub, "axes": axes, "in_specs": tuple(in_specs), "out_specs": tuple(out_specs)}
+def _derived_region(derivative, avals, inputs, in_specs, out_specs, axes, device):
+    """The result nodes of a manual region that runs `derivative` (a node function) on the
+    blocks (of `avals`) of `inputs` laid out as `in_specs`; the values it reads from outside
+    become operands with copies on every device."""
+    (sub,), captured = programs([derivative], avals, device,
+                                "the derivative of a shard_map function")
+    specs = tuple(in_specs) + tuple(((),) * len(c.aval.shape) for c in captured)
+    params = {"body": sub, "axes": axes, "in_specs": specs, "out_specs": tuple(out_specs)}
+    return results(shard_map, (*inputs, *captured), params, range(len(out_specs)), device)
 
 
 def _floating(aval) -> bool:
@@ -492,14 +499,10 @@ def _map_jvp_all(tangents, *operands, out, wanted, body, axes, in_specs, out_spe
         return [ad.zeros(env[body.outputs[k]]) if tenv[body.outputs[k]] is None
                 else tenv[body.outputs[k]] for k in keys]
 
-    avals = list(body.in_avals) + [body.in_avals[i] for i in live]
-    (sub,), captured = programs([derivative], avals, out.device,
-                                "the derivative of a shard_map function")
-    specs = list(in_specs) + [in_specs[i] for i in live] + \
-        [((),) * len(c.aval.shape) for c in captured]
-    inputs = (*operands, *[tangents[i] for i in live], *captured)
-    nodes = results(shard_map, inputs, _map_params(sub, axes, specs, [out_specs[k] for k in keys]),
-                    range(len(keys)), out.device)
+    nodes = _derived_region(derivative, list(body.in_avals) + [body.in_avals[i] for i in live],
+                            (*operands, *[tangents[i] for i in live]),
+                            list(in_specs) + [in_specs[i] for i in live],
+                            [out_specs[k] for k in keys], axes, out.device)
     return dict(zip(keys, nodes))
 
 
@@ -523,14 +526,10 @@ def _map_vjp_all(cts, *operands, out, body, axes, in_specs, out_specs):
             found.append(bind(psum, (c,), {"axes": axes, "axis": copies}) if copies else c)
         return found
 
-    avals = list(body.in_avals) + [body.out_avals[k] for k in keys]
-    (sub,), captured = programs([derivative], avals, out.device,
-                                "the derivative of a shard_map function")
-    specs = list(in_specs) + [out_specs[k] for k in keys] + \
-        [((),) * len(c.aval.shape) for c in captured]
-    inputs = (*operands, *[cts[k] for k in keys], *captured)
-    nodes = results(shard_map, inputs, _map_params(sub, axes, specs, [in_specs[i] for i in wanted]),
-                    range(len(wanted)), out.device)
+    nodes = _derived_region(derivative, list(body.in_avals) + [body.out_avals[k] for k in keys],
+                            (*operands, *[cts[k] for k in keys]),
+                            list(in_specs) + [out_specs[k] for k in keys],
+                            [in_specs[i] for i in wanted], axes, out.device)
     found = [None] * n
     for i, node in zip(wanted, nodes):
         found[i] = node
