@@ -227,6 +227,39 @@ def test_random_views_and_writes_match_numpy(tier, data):
     _check(live, exact=True)
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(data=st.data())
+def test_views_have_numpys_layout(data):
+    """Each view's byte strides and the bytes of the base it spans are NumPy's (what decides
+    reshape's view-or-copy and which views a write can reach)."""
+    from numpy.lib.array_utils import byte_bounds
+    dtype = data.draw(st.sampled_from(["float64", "complex64", "uint8"]))
+    shape = data.draw(npst.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    base = _values(shape, dtype)
+    t0 = xp.asarray(base)
+    live = [(base, t0)]
+    start = byte_bounds(base)[0]
+    for _ in range(data.draw(st.integers(1, 5))):
+        a, t = live[data.draw(st.integers(0, len(live) - 1))]
+        made = _view_or_copy(data, a, t)
+        if made is None:
+            continue
+        text, r, rt = made
+        note(text)
+        r = np.asarray(r)
+        v = getattr(rt, "_view", None)
+        if r.size == 0:
+            continue       # NumPy's empty arrays share no memory, views or not
+        assert (v is not None) == np.shares_memory(r, base), text
+        if v is None:
+            continue
+        assert [s for s, n in zip(v.strides, r.shape) if n > 1] == \
+            [s for s, n in zip(r.strides, r.shape) if n > 1], text
+        low, high = byte_bounds(r)
+        assert v.extent == (low - start, high - start), text
+        live.append((r, rt))
+
+
 # ----------------------------------------------------------------------------- the rules, one by one
 
 def test_issue_examples(tier):
@@ -356,6 +389,27 @@ def test_base_does_not_keep_dead_views_alive():
     assert sum(r() is not None for r in refs) == 0
     assert_matches(a, np.ones((100, 4)), exact=True)
     assert len(a._view.family.members) < 20     # dead views are dropped as it goes
+
+
+def test_writes_through_disjoint_views_leave_the_others_alone():
+    """A write rebinds only the views whose bytes it reaches: writing through each of many
+    rows costs one rebinding per write, not one per live row."""
+    a = xp.zeros((50, 3))
+    rows = xp.unstack(a)
+    col = a[:, 1]
+    before = [r._node for r in rows]
+    seventh = rows[7]
+    seventh += 1.0
+    assert [r._node is b for r, b in zip(rows, before)].count(False) == 1
+    assert col._node is not before[0]          # a column crosses every row
+    for r in rows:
+        r *= 2.0
+        r += 1.0
+    expected = np.ones((50, 3))
+    expected[7] = 3.0
+    assert_matches(a, expected, exact=True)
+    assert_matches(col, expected[:, 1], exact=True)
+    assert_matches(rows[7], expected[7], exact=True)
 
 
 def test_a_view_keeps_its_storage_alive():

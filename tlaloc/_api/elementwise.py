@@ -339,9 +339,11 @@ def imag(x, /):
 
 def _part(x, step):
     strides, itemsize = views.layout(x)
-    if x.dtype.kind == "c":
-        itemsize //= 2    # the part's items are half the complex item, at the same strides
-    return views.view(x, step, strides, itemsize)
+    if x.dtype.kind != "c":
+        return views.view(x, step, strides)
+    # a part's items are the first or second half of each complex item, at the same strides
+    itemsize //= 2
+    return views.view(x, step, strides, itemsize, itemsize if step.imaginary else 0)
 
 
 def conj(x, /):

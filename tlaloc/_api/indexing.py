@@ -354,13 +354,22 @@ class _BasicIndex(views.Step):
         updated = _set_basic(o.reshape(parent, self.expanded), self.entries, value)
         return o.reshape(updated, parent.aval.shape)
 
-    def strides(self, x_strides, inserted):
-        """The view's byte strides from x's (None adds an axis, whose stride is moot)."""
+    def layout(self, x_strides, inserted):
+        """The view's byte strides, and the byte offset of its first element, from x's
+        strides (None adds an axis, whose stride is moot)."""
         expanded = list(x_strides)
         for i in inserted:
             expanded.insert(i, 0)
-        return tuple(stride * e.step if e.step is not None else stride
-                     for stride, e in zip(expanded, self.entries) if isinstance(e, builtins.slice))
+        strides, offset = [], 0
+        for n, stride, e in zip(self.expanded, expanded, self.entries):
+            if isinstance(e, builtins.int):
+                offset += e * stride
+            else:
+                first, _, step = e.indices(n)
+                strides.append(stride * step)
+                if n:
+                    offset += first * stride
+        return strides, offset
 
 
 def _scalar_key(key, ndim) -> bool:
@@ -376,8 +385,8 @@ def getitem(x: Array, key):
         step = _BasicIndex(key, parsed)
         if _scalar_key(key, x.ndim):
             return wrap(step.forward(x._node))
-        strides, _ = views.layout(x)
-        return views.view(x, step, step.strides(strides, parsed.inserted))
+        strides, offset = step.layout(views.layout(x)[0], parsed.inserted)
+        return views.view(x, step, strides, offset=offset)
     entries = _expand_masks(parsed.entries)
     basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
     y = _apply_basic(o.reshape(x._node, parsed.shape), basic)

@@ -179,8 +179,10 @@ def flip(x, /, *, axis=None):
     axes = axes_of("flip", x, axis)
     if not x.ndim:
         return fresh(x)    # NumPy's flip of a 0-d array is a scalar: a copy
-    strides = [-s if i in axes else s for i, s in enumerate(views.layout(x)[0])]
-    return views.view(x, views.Reverse(axes), strides)
+    strides = views.layout(x)[0]
+    first = builtins.sum((x.shape[i] - 1) * strides[i] for i in axes if x.shape[i])   # the old last
+    strides = [-s if i in axes else s for i, s in enumerate(strides)]
+    return views.view(x, views.Reverse(axes), strides, offset=first)
 
 
 def moveaxis(x, source, destination, /):

@@ -56,14 +56,31 @@ class _Family:
 
 class _View:
     """What a member knows: its family, the steps from the base's value to its own, and the
-    layout NumPy would give it (byte strides and item size)."""
-    __slots__ = ("family", "steps", "strides", "itemsize")
+    layout NumPy would give it in the base's buffer (byte strides, item size, and the byte
+    offset of its first element)."""
+    __slots__ = ("family", "steps", "strides", "itemsize", "offset", "extent")
 
-    def __init__(self, family, steps, strides, itemsize):
+    def __init__(self, family, steps, shape, strides, itemsize, offset):
         self.family = family
         self.steps = steps
         self.strides = strides
         self.itemsize = itemsize
+        self.offset = offset
+        self.extent = _extent(shape, strides, itemsize, offset)
+
+
+def _extent(shape, strides, itemsize, offset):
+    """The bytes [first, last) of the base's buffer that an array of this layout spans (its
+    elements lie in them, not necessarily all of them); None when it has no element."""
+    if 0 in shape:
+        return None
+    first = last = offset
+    for n, s in zip(shape, strides):
+        if s < 0:
+            first += (n - 1) * s
+        else:
+            last += (n - 1) * s
+    return first, last + itemsize
 
 
 # ----------------------------------------------------------------------------- layouts
@@ -204,6 +221,7 @@ class Reverse(Step):
 class RealPart(Step):
     """real of a complex array."""
     __slots__ = ()
+    imaginary = False
 
     def forward(self, node):
         return lax.real(node)
@@ -215,6 +233,7 @@ class RealPart(Step):
 class ImagPart(Step):
     """imag of a complex array."""
     __slots__ = ()
+    imaginary = True
 
     def forward(self, node):
         return lax.imag(node)
@@ -225,18 +244,19 @@ class ImagPart(Step):
 
 # ----------------------------------------------------------------------------- views and writes
 
-def view(x: Array, step: Step, strides, itemsize=None) -> Array:
-    """A new array showing `step` applied to x's value, a view of x's storage (with NumPy's
-    layout `strides`, `itemsize`: x's item size unless given)."""
+def view(x: Array, step: Step, strides, itemsize=None, offset=0) -> Array:
+    """A new array showing `step` applied to x's value, a view of x's storage, with NumPy's
+    layout: byte `strides`, `itemsize` (x's unless given), and its first element `offset`
+    bytes from x's."""
     parent = getattr(x, "_view", None)
     if parent is None:   # x becomes the base of a family
         family = _Family(x._node)
         shape_strides, size = layout(x)
-        parent = x._view = _View(family, (), shape_strides, size)
+        parent = x._view = _View(family, (), x.shape, shape_strides, size, 0)
         family.add(x)
     out = wrap(step.forward(x._node))
-    out._view = _View(parent.family, parent.steps + (step,), tuple(strides),
-                      parent.itemsize if itemsize is None else itemsize)
+    out._view = _View(parent.family, parent.steps + (step,), out.shape, tuple(strides),
+                      parent.itemsize if itemsize is None else itemsize, parent.offset + offset)
     parent.family.add(out)
     return out
 
@@ -255,16 +275,24 @@ def assign(x: Array, new: Array, opname: str) -> Array:
         value = renamed(_write_back(base, v.steps, value), base.aval.names)
     _show(family.storage, value)
     values = {(): value}   # members' values by their steps (views of one parent share them)
+    written = v.extent
     live = []
     for ref in family.members:
         m = ref()
         if m is None:
             continue
         live.append(ref)
-        if m is not x:
+        if m is not x and _overlap(written, m._view.extent):
             _show(m, _value_at(m._view.steps, values))
+        # a member whose bytes the write does not reach keeps its value (an older node of
+        # the same values), so writes through many disjoint views (rows, blocks) cost one
+        # rebinding each, not one per live view
     family.members[:] = live
     return x
+
+
+def _overlap(a, b) -> bool:
+    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
 
 
 def _show(a: Array, node) -> None:
