@@ -15,7 +15,9 @@ derivatives reach closed-over parameters. Derivative rules replay a sub-program 
 """
 from __future__ import annotations
 
+import os
 import threading
+import traceback
 import weakref
 from typing import NamedTuple
 
@@ -112,7 +114,11 @@ def trace(fn, in_avals, device, what) -> Traced:
     try:
         outputs = list(fn(*placeholders))
     except ConcretizationError as e:
-        raise ConcretizationError(f"{what} is traced without values: {e}") from None
+        raise ConcretizationError(
+            f"{_user_line(e.__traceback__)}{what} is traced without values, so a Python "
+            "`if`/`while` on an array, bool(), int() or float() inside it has no value to "
+            "read; choose with tlaloc.cond or xp.where, or carry the value through the loop"
+        ) from None
     finally:
         _trace.jit_depth -= 1
     known = set(placeholders)
@@ -130,6 +136,17 @@ def trace(fn, in_avals, device, what) -> Traced:
             stack.extend(reversed(n.inputs))
     nodes.sort(key=lambda n: n.number)
     return Traced(placeholders, outputs, nodes, captured)
+
+
+def _user_line(tb) -> str:
+    """'file:line: `code`: ' of the innermost frame of `tb` outside tlaloc (the user's
+    line that needed a value), or ''."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = ""
+    for frame in traceback.extract_tb(tb):
+        if not os.path.abspath(frame.filename).startswith(package):
+            found = f"{frame.filename}:{frame.lineno}: `{(frame.line or '').strip()}`: "
+    return found
 
 
 def union(captured_lists) -> list:
