@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 import tlaloc as xp
 import tlaloc.numpy as tnp
-from tlaloc._numpy_names import STANDARD_SPELLING
+from tlaloc._numpy_names import FFT_SPELLING, LINALG_SPELLING, STANDARD_SPELLING
 
 from helpers import assert_matches
 
@@ -421,15 +421,24 @@ def test_method_errors_name_the_method():
 
 # ----------------------------------------------------------------------------- the standard namespace
 
-@pytest.mark.parametrize("name", sorted(STANDARD_SPELLING))
-def test_numpy_only_name_says_what_to_use(name):
+NUMPY_ONLY = ([("", name, STANDARD_SPELLING) for name in sorted(STANDARD_SPELLING)] +
+              [("linalg", name, LINALG_SPELLING) for name in sorted(LINALG_SPELLING)] +
+              [("fft", name, FFT_SPELLING) for name in sorted(FFT_SPELLING)])
+
+
+@pytest.mark.parametrize("module, name, table", NUMPY_ONLY,
+                         ids=[f"{m or 'tlaloc'}.{n}" for m, n, _ in NUMPY_ONLY])
+def test_numpy_only_name_says_what_to_use(module, name, table):
+    standard = getattr(xp, module) if module else xp
+    numpy_like = getattr(tnp, module) if module else tnp
     with pytest.raises(AttributeError) as info:
-        getattr(xp, name)
-    assert STANDARD_SPELLING[name] in str(info.value)
+        getattr(standard, name)
+    assert table[name] in str(info.value)
     assert "tlaloc.numpy" in str(info.value)
-    assert hasattr(tnp, name), f"tlaloc.numpy lacks NumPy's {name}"
+    if name != "cond":                      # named for the hint; tlaloc.numpy has no cond
+        assert hasattr(numpy_like, name), f"tlaloc.numpy{'.' + module if module else ''} lacks {name}"
     # the spelling it recommends exists
-    target = STANDARD_SPELLING[name].split()[0].split("(")[0]
+    target = table[name].split()[0].split("(")[0]
     if target.startswith("tlaloc.") and not target.startswith("tlaloc.numpy"):
         obj = xp
         for part in target.split(".")[1:]:
@@ -437,9 +446,10 @@ def test_numpy_only_name_says_what_to_use(name):
 
 
 def test_unknown_name_is_a_plain_attribute_error():
-    with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'$"):
-        xp.no_such_thing
-    assert not hasattr(xp, "no_such_thing")
+    for module in (xp, xp.linalg, xp.fft):
+        with pytest.raises(AttributeError, match="has no attribute 'no_such_thing'$"):
+            module.no_such_thing
+        assert not hasattr(module, "no_such_thing")
 
 
 def test_import_tlaloc_does_not_import_tlaloc_numpy():

@@ -116,9 +116,5 @@ def __getattr__(name):
         value = module if spec[1] is None else getattr(module, spec[1])
         globals()[name] = value     # found directly from now on
         return value
-    from ._numpy_names import STANDARD_SPELLING
-    if name in STANDARD_SPELLING:
-        raise AttributeError(f"module 'tlaloc' has no attribute {name!r}: that is NumPy's "
-                             f"name; the standard's is {STANDARD_SPELLING[name]} "
-                             f"(NumPy's spellings are in tlaloc.numpy)")
-    raise AttributeError(f"module 'tlaloc' has no attribute {name!r}")
+    from ._numpy_names import STANDARD_SPELLING, missing
+    raise missing("tlaloc", name, STANDARD_SPELLING)

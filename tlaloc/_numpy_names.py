@@ -1,7 +1,19 @@
 """NumPy's names that the standard spells differently, for the AttributeError of
-`tlaloc.<numpy name>` (tlaloc/__init__.py's module `__getattr__`). Data only: importing it
-costs nothing, and tests/test_numpy_namespace.py checks that every entry's standard spelling
-exists in tlaloc and its NumPy spelling in tlaloc.numpy."""
+`tlaloc.<numpy name>`, `tlaloc.linalg.<name>` and `tlaloc.fft.<name>` (the modules'
+`__getattr__`). Data and one function: importing it costs nothing, and
+tests/test_numpy_namespace.py checks that every entry's standard spelling exists in tlaloc
+and its NumPy spelling in tlaloc.numpy."""
+
+
+def missing(module: str, name: str, table: dict) -> AttributeError:
+    """The AttributeError for `module.name`, naming the standard's spelling when `name` is
+    NumPy's (an entry of `table`)."""
+    if name in table:
+        return AttributeError(f"module {module!r} has no attribute {name!r}: that is NumPy's "
+                              f"name; the standard's is {table[name]} (NumPy's spellings are "
+                              f"in tlaloc.numpy)")
+    return AttributeError(f"module {module!r} has no attribute {name!r}")
+
 
 # NumPy name -> what to write in the standard namespace
 STANDARD_SPELLING = {
@@ -58,4 +70,18 @@ STANDARD_SPELLING = {
     "ndim": "x.ndim", "shape": "x.shape", "size": "x.size",
     "float_": "tlaloc.float64", "int_": "tlaloc.int64", "bool_": "tlaloc.bool",
     "complex_": "tlaloc.complex128", "double": "tlaloc.float64", "single": "tlaloc.float32",
+}
+
+# tlaloc.linalg's
+LINALG_SPELLING = {
+    "norm": "tlaloc.linalg.vector_norm(x, ord=..., axis=...) or tlaloc.linalg.matrix_norm(x, ord=...)",
+    "lstsq": "tlaloc.linalg.pinv(a) @ b (or tlaloc.linalg.solve for square a)",
+    "multi_dot": "chained tlaloc.matmul (a @ b @ c)",
+    "cond": "tlaloc.linalg.matrix_norm(a, ord=p) * tlaloc.linalg.matrix_norm(tlaloc.linalg.inv(a), ord=p)",
+}
+
+# tlaloc.fft's
+FFT_SPELLING = {
+    "fft2": "tlaloc.fft.fftn(x, axes=(-2, -1))", "ifft2": "tlaloc.fft.ifftn(x, axes=(-2, -1))",
+    "rfft2": "tlaloc.fft.rfftn(x, axes=(-2, -1))", "irfft2": "tlaloc.fft.irfftn(x, axes=(-2, -1))",
 }

@@ -23,6 +23,12 @@ from ._api._core import (axes_of, axis_of, broadcast_to_shape, cast, check_size,
 from ._api._core import fresh
 from ._prims import lax
 
+def __getattr__(name):
+    # NumPy's names the standard spells differently say what to write (tlaloc/_numpy_names.py)
+    from ._numpy_names import FFT_SPELLING, missing
+    raise missing("tlaloc.fft", name, FFT_SPELLING)
+
+
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 

@@ -35,6 +35,12 @@ from ._api import statistical as _st
 from ._api.linear_algebra import _pair, matmul, matrix_transpose, tensordot, vecdot  # noqa: F401
 from ._prims import lax
 
+def __getattr__(name):
+    # NumPy's names the standard spells differently say what to write (tlaloc/_numpy_names.py)
+    from ._numpy_names import LINALG_SPELLING, missing
+    raise missing("tlaloc.linalg", name, LINALG_SPELLING)
+
+
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer",
            "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
