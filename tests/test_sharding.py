@@ -149,6 +149,10 @@ def test_with_sharding_constrains_an_intermediate(mesh):
     xh = RNG.standard_normal((8, 4)).astype(np.float32)
     x = xp.shard(named(xh, ("batch", "feat")), mesh, {"batch": "data"})
     y = xp.with_sharding(xp.exp(x), {"feat": "model"})
+    text = xp.stablehlo(y)     # the module the mesh compiles: its layouts by mesh axis name
+    assert 'sdy.mesh @mesh = <["data"=2, "model"=2]>' in text
+    assert '{sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}' in text
+    assert '"sdy.sharding_constraint"' in text and '[{}, {"model"}]' in text
     assert y.sharding.mapping == {"feat": "model"}
     np.testing.assert_allclose(np.asarray(y), np.exp(xh), rtol=1e-6)
     # off a mesh the layout is checked and the value returned

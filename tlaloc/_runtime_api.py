@@ -79,7 +79,8 @@ def stablehlo(*arrays) -> str:
     if not plan.nodes:
         raise ValueError("tlaloc.stablehlo: every array already holds its value; "
                          "there is no program left to show")
-    return lower_program(plan.program())
+    # a mesh's backend writes its layouts into the module (sdy.mesh, sdy.sharding)
+    return nodes[0].device.backend.program_text(plan) or lower_program(plan.program())
 
 
 def wait_for_compiles() -> None:

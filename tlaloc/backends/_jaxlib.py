@@ -328,6 +328,11 @@ class SpmdRuntime:
     def layout_of(self, value):
         return value._sharding._hlo_sharding
 
+    @staticmethod
+    def is_array(value) -> bool:
+        """Whether `value` is an array of the runtime (not a host value)."""
+        return isinstance(value, _jax.ArrayImpl)
+
     def shards(self, value) -> list:
         """(device position, single-device array) of this process's parts of `value`."""
         # the parts come in the order of the device list's addressable devices: ours

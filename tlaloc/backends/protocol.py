@@ -95,3 +95,8 @@ class Backend:
     def wait_for_compiles(self) -> None:
         """Return once background compiles have finished (backends that compile in the
         background)."""
+
+    def program_text(self, plan):
+        """The StableHLO text this backend would compile for `plan`, where it adds to what
+        `lowering.lower_program` writes (a mesh's layouts); None otherwise."""
+        return None

@@ -267,6 +267,16 @@ class SpmdBackend(Backend):
             self._entries[key] = entry
             return entry
 
+    def program_text(self, plan):
+        program = plan.program()
+        specs = []
+        for leaf, aval in zip(plan.leaves, program.in_avals):
+            value = leaf.value
+            # a value not on the mesh yet (a host value, a transfer) arrives with copies
+            specs.append(self.spec(value, len(aval.shape)) if self.runtime.is_array(value)
+                         else ((),) * len(aval.shape))
+        return lower_program(program, **lowering_attributes(self.axes, specs, program.donated))
+
     def compiled_text(self, program, leaves) -> str:
         """The partitioned, optimized HLO of `program` on the values of `leaves` (compiled,
         not run; tlaloc.collectives reads the collectives in it)."""
