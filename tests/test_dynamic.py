@@ -255,6 +255,23 @@ def test_one_trace_and_one_compile_per_bucket():
     assert STATS.misses - misses >= 4
 
 
+def test_the_compile_log_says_what_else_changed_and_static_arguments_work():
+    def scaled(x, k):
+        return xp.sum(x, axis=0) * k
+
+    jf = xp.jit(scaled, dynamic={"n": (1, 8)}, static_argnums=(-1,))
+    xp.config.update(execution="compiled")
+    jf(xp.asarray(np.ones((3, 2), np.float32), names=("n", None)), 2)
+    got = jf(xp.asarray(np.ones((4, 5), np.float32), names=("n", None)), 2)
+    _check(got, np.full(5, 8.0, np.float32), "float32")
+    _check(jf(xp.asarray(np.ones((4, 5), np.float32), names=("n", None)), 3), np.full(5, 12.0, np.float32), "float32")
+    # (k is a program input: a new value traces anew but compiles nothing)
+    causes = [r["cause"] for r in xp.compile_log() if r["function"] == scaled.__qualname__]
+    assert causes == ["first call: new bucket n=4 (sizes n=3)",
+                      "argument `#0` shape (4, 2) -> (4, 5) (bucket n=4)"], xp.compile_log()[-3:]
+    assert jf.traces() == 3
+
+
 def test_explicit_buckets_and_the_range_top():
     jf = xp.jit(lambda x: xp.sum(x, axis=0), dynamic={"n": (3, 20)}, buckets=[4, 10, 20])
     assert jf.axes["n"].buckets == (4, 10, 20)

@@ -204,14 +204,15 @@ def lengths_for(sizes: dict, names, device) -> tuple:
 
 
 def padded_program(fun, axes):
-    """`fun` as the padded program traces it: g(lengths, *args, **kwargs) runs `fun` with
+    """`fun` as the padded program traces it: g(*args, lengths, **kwargs) runs `fun` with
     the dynamic axes' lengths set (tlaloc.dim_size, mean, var read them) and returns its
     results rewritten by the padding rules. A result's padded axes carry their dynamic name
     and its other axes none (how the caller knows what to slice back)."""
     names = tuple(axes)
     ranges = {n: (a.low, a.high) for n, a in axes.items()}
 
-    def g(lengths, *args, **kwargs):
+    def g(*args, **kwargs):
+        *args, lengths = args       # last, so the arguments keep their numbers in messages
         saved = pd.current.ranges, pd.current.lengths
         pd.current.ranges = ranges
         pd.current.lengths = {n: x._node for n, x in zip(names, lengths)}
@@ -319,22 +320,27 @@ def _by_names(prim, out_aval, inputs, lengths, params):
     return out if any(n is not None for n in out) else None
 
 
-def _cause_of(first: bool) -> str:
-    buckets = ", ".join(f"{n}={b}" for n, b in _call.buckets.items())
-    sizes = ", ".join(f"{n}={s}" for n, s in _call.sizes.items())
-    return f"{'first call: ' if first else ''}new bucket {buckets} (sizes {sizes})"
+def _described(buckets) -> str:
+    return ", ".join(f"{n}={b}" for n, b in buckets.items())
 
 
 class _BucketJitted(_jit.Jitted):
     """The padded program's jit: one trace and one compile per bucket; its compile log
     records say which bucket and why."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._buckets_seen = set()
+
     def _cause(self, old, new):
-        if old is not None and old[0] == new[0] and old[1:] != new[1:]:
-            changed = _jit._difference(old, new, ())
-            if "shape" not in changed:       # a dtype, device or static value changed
-                return f"{changed} at bucket " + ", ".join(f"{n}={b}" for n, b in _call.buckets.items())
-        return _cause_of(old is None)
+        key = tuple(_call.buckets.items())
+        sizes = ", ".join(f"{n}={s}" for n, s in _call.sizes.items())
+        if key not in self._buckets_seen:
+            self._buckets_seen.add(key)
+            first = "first call: " if old is None else ""
+            return f"{first}new bucket {_described(_call.buckets)} (sizes {sizes})"
+        # a bucket traced before, for another signature: what else changed
+        return f"{_jit._difference(old, new, ())} (bucket {_described(_call.buckets)})"
 
     def _compile_details(self):
         return {"bucket": dict(_call.buckets), "sizes": dict(_call.sizes)}
@@ -351,7 +357,8 @@ class DynamicJitted:
         self.axes = axes_of("jit", dynamic, buckets)
         self.fun = fun
         functools.update_wrapper(self, fun)
-        shift = lambda nums: tuple(i + 1 if i >= 0 else i for i in _jit._argnums("", nums))  # noqa: E731
+        # the padded program takes the lengths after the arguments
+        shift = lambda nums: tuple(i if i >= 0 else i - 1 for i in _jit._argnums("", nums))  # noqa: E731
         self.static_argnums = _jit._argnums("static_argnums", static_argnums)
         self._static = {i for i in self.static_argnums}
         self._padded = _BucketJitted(padded_program(fun, self.axes), shift(static_argnums),
@@ -378,7 +385,7 @@ class DynamicJitted:
         self.calls_by_bucket[key] = self.calls_by_bucket.get(key, 0) + 1
         _call.sizes, _call.buckets = sizes, buckets
         try:
-            result = self._padded(lengths_for(sizes, self.axes, device), *args, **kwargs)
+            result = self._padded(*args, lengths_for(sizes, self.axes, device), **kwargs)
         finally:
             _call.sizes, _call.buckets = {}, {}
         return _tree.tree_map(lambda x: unpadded(x, sizes), result)
@@ -412,7 +419,7 @@ class DynamicExported:
         program = self.programs[tuple(buckets[n] for n in self.axes)]
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
         args = _tree.tree_map(lambda x: padded(x, buckets), args)
-        result = program.call(lengths_for(sizes, self.axes, device), *args)
+        result = program.call(*args, lengths_for(sizes, self.axes, device))
         return _tree.tree_map(lambda x: unpadded(x, sizes), result)
 
     __call__ = call
@@ -470,7 +477,7 @@ def _export_dynamic(fun, axes, args):
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
         lengths = tuple(Array._from_node(Node(None, (), None, Aval((), dt.int32), device))
                         for _ in axes)
-        programs[combo] = _export._trace(g, (lengths,) + tuple(abstract))
+        programs[combo] = _export._trace(g, tuple(abstract) + (lengths,))
     return DynamicExported(axes, programs)
 
 
@@ -512,6 +519,9 @@ def export(fun, *, dynamic=None, buckets=None):
     axes brings its own), the program serves every size of those axes in their ranges: it
     holds one program per bucket, and `args` only show the axes' names and the other sizes."""
     if isinstance(fun, DynamicJitted):
+        if fun.static_argnums or fun._padded.static_argnames or fun._padded.donate_argnums:
+            raise ValueError("tlaloc.export: export the function itself; static and donated "
+                             "arguments of a tlaloc.jit do not carry over")
         if dynamic is None:
             dynamic = {n: (a.low, a.high) for n, a in fun.axes.items()}
             buckets = {n: list(a.buckets) for n, a in fun.axes.items()}
