@@ -287,3 +287,44 @@ def test_derivatives_through_nested_constructs(tier, case):
     g = lambda v: float(xp.grad(f)(xp.asarray(v, device=tier)))
     assert float(xp.hessian(f)(th)) == pytest.approx((g(0.9 + 1e-5) - g(0.9 - 1e-5)) / 2e-5,
                                                      rel=1e-5, abs=1e-7)
+
+
+# ----------------------------------------------------------------------------- random bodies
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_OPS = {"sin": (xp.sin, np.sin), "tanh": (xp.tanh, np.tanh), "half": (lambda a: a * 0.5, lambda a: a * 0.5),
+        "square": (lambda a: a * a, lambda a: a * a)}
+
+
+@given(length=st.integers(0, 4), ops=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=3),
+       reverse=st.booleans(), unroll=st.integers(1, 3), interpreter=st.booleans())
+def test_random_scan_bodies_match_a_python_loop_and_both_modes_agree(length, ops, reverse,
+                                                                    unroll, interpreter):
+    dev = xp.device("interpreter") if interpreter else xp.device("cpu")
+    xp.config.update(execution="auto" if interpreter else "compiled")
+    rng = np.random.default_rng(length * 31 + len(ops))
+    data = rng.standard_normal((length, 3))
+    w0 = rng.standard_normal(3)
+
+    def body(ns_ops, c, x, w):
+        for name in ops:
+            c = ns_ops[name](c * w + x)
+        return c, c * x
+
+    def ours(w, xs):
+        c, ys = xp.scan(lambda c, x: body({k: v[0] for k, v in _OPS.items()}, c, x, w),
+                        xp.zeros(3, device=dev), xs, reverse=reverse, unroll=unroll)
+        return xp.sum(c) + xp.sum(ys * ys)
+
+    c, ys = np.zeros(3), np.zeros((length, 3))
+    for t in (range(length - 1, -1, -1) if reverse else range(length)):
+        c, ys[t] = body({k: v[1] for k, v in _OPS.items()}, c, data[t], w0)
+    want = np.sum(c) + np.sum(ys * ys)
+    w, xs = xp.asarray(w0, device=dev), xp.asarray(data, device=dev)
+    assert float(ours(w, xs)) == pytest.approx(want, rel=1e-12, abs=1e-12)
+    g_rev = to_numpy(xp.grad(ours)(w, xs))
+    g_fwd = to_numpy(xp.jacfwd(ours)(w, xs))
+    np.testing.assert_allclose(g_rev, g_fwd, rtol=1e-10, atol=1e-12)
+    fd = _fd(lambda v: float(ours(xp.asarray(v, device=dev), xs)), w0)
+    np.testing.assert_allclose(g_rev, fd, rtol=1e-6, atol=1e-8)
