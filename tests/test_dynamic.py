@@ -139,6 +139,10 @@ OTHERS = {
     "permute": lambda x: xp.permute_dims(x, (1, 2, 0)) + 1.0,
     "concat_other_axis": lambda x: xp.concat([x, x * 2.0], axis=2),
     "split_last": lambda x: xp.sum(xp.reshape(xp.concat([x, x], axis=2), x.shape[:2] + (2, 3)), axis=2),
+    "take_negative": lambda x: xp.take(x, xp.asarray([-1, 0, -2], device=x.device), axis=1),
+    "take_negative_run_time": lambda x: xp.take_along_axis(
+        x, xp.astype(xp.abs(x[:, :, :1]) * 0.0 - 2.0, xp.int64), axis=1),
+    "index_array_negative": lambda x: x[:, xp.asarray([-1, 1], device=x.device)],
     "dim_size": lambda x: x[:, xp.dim_size(x, "seq") - 1] * xp.astype(xp.dim_size(x, "batch"), x.dtype),
     "setitem": lambda x: _set_first(x),
     "where_mean": lambda x: xp.mean(xp.where(x > 0, x, 0.0), axis=1),
@@ -165,7 +169,8 @@ def test_other_padding_safe_operations(tier, name):
             got = jf(xp.asarray(a, names=NAMES, device=tier))
             _check(got, a[:, s - 1] * np.float32(b), "float32")
         return
-    _run(f, tier, lambda b, s: (b, s, 3), "float32", names=name not in ("head", "take"))
+    _run(f, tier, lambda b, s: (b, s, 3), "float32",
+         names=name not in ("head", "take", "take_negative", "index_array_negative"))
 
 
 def test_scatter_from_padded_rows_writes_only_the_data(tier):
@@ -214,6 +219,13 @@ REFUSED = {
     "cond": (lambda x: xp.cond(xp.sum(x) > 0, lambda v: v * 2.0, lambda v: v, x), "cond", "batch"),
     "matrix": (lambda x: xp.linalg.qr(x).R, "qr", "seq"),
 }
+
+
+def test_fixed_index_arrays_must_lie_inside_the_smallest_size():
+    x = xp.asarray(np.ones((3, 5, 3), np.float32), names=NAMES)
+    with pytest.raises(IndexError, match=r"index 2 is out of bounds for axis 1 with dynamic axis "
+                                         r"'seq', whose sizes go down to 2"):
+        xp.jit(lambda x: xp.take(x, xp.asarray([0, 2]), axis=1), dynamic=DYN)(x)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))

@@ -16,6 +16,7 @@ from .._context import trace
 from .._graph import evaluate
 from ._core import cast, constant
 from .._prims import lax
+from .._prims import padding
 
 
 def index_dtype():
@@ -97,13 +98,34 @@ def logical_not(node):
     return lax.bitwise_not(node)
 
 
-def normalize_indices(idx, n):
-    """int64 indices with negative values counted from the end (value + n)."""
+def normalize_indices(idx, n, length=None):
+    """int64 indices with negative values counted from the end (value + n, or + `length`,
+    the true length of a dynamic axis: `dynamic_length`)."""
     idx = cast(idx, index_dtype())
     if idx.aval.dtype.kind == "u":
         return idx
     negative = compare(idx, const_like(idx, 0), "LT")
-    return select(negative, lax.add(idx, const_like(idx, n)), idx)
+    end = const_like(idx, n) if length is None else lax.convert(length, dtype=idx.aval.dtype)
+    return select(negative, lax.add(idx, end), idx)
+
+
+def dynamic_length(x, axis):
+    """The true length of node `x`'s `axis` (a 0-d int32 node) when it is a dynamic axis of
+    the tlaloc.jit trace in progress (tlaloc/_prims/padding.py), else None."""
+    lengths = padding.lengths_of(x)
+    return None if lengths is None else lengths[axis]
+
+
+def fixed_index_bound(x, axis, n):
+    """The size that index values known at trace time are checked against: `n`, or along a
+    dynamic axis the smallest size of its range (a fixed index must lie inside every size),
+    with words for the message."""
+    length = dynamic_length(x, axis)
+    if length is None:
+        return n, f"size {n}"
+    name = padding.name_of(length)
+    low = padding.current.ranges[name][0]
+    return low, f"dynamic axis {name!r}, whose sizes go down to {low}"
 
 
 def gather_axes(x, indices, axes):

@@ -260,13 +260,8 @@ def _advanced_plan(y, entries, adjacent):
         node = e.node
         if node.device != y.device:
             raise ValueError(f"indexing: the index array is on {node.device}, the array on {y.device}")
-        host = o.known_value(node)
-        if host is not None and host.size:
-            lo, hi = host.min(), host.max()
-            if lo < -n or hi >= n:
-                bad = lo if lo < -n else hi
-                raise IndexError(f"indexing: index {builtins.int(bad)} is out of bounds for axis {a} with size {n}")
-        cols.append(o.normalize_indices(node, n))
+        _check_bounds("indexing", node, y, a)
+        cols.append(o.normalize_indices(node, n, o.dynamic_length(y, a)))
     try:
         batch = broadcast_shapes(*[c.aval.shape for c in cols], name="indexing")
     except ValueError as err:
@@ -550,14 +545,16 @@ def _index_node(name, x, indices):
     return node
 
 
-def _check_bounds(name, node, n, axis):
+def _check_bounds(name, node, x, axis):
+    """IndexError for index values known now that lie outside axis `axis` of node `x`."""
     host = o.known_value(node)
     if host is not None and host.size:
+        n, what = o.fixed_index_bound(x, axis, x.aval.shape[axis])
         lo, hi = host.min(), host.max()
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
             raise IndexError(f"{name}: index {builtins.int(bad)} is out of bounds for axis "
-                             f"{axis} with size {n}")
+                             f"{axis} with {what}")
 
 
 def take(x, indices, /, *, axis=None):
@@ -575,7 +572,7 @@ def take(x, indices, /, *, axis=None):
         raise ValueError("take: x must have at least one dimension")
     ax = axis_of("take", node, axis)
     n = shape[ax]
-    _check_bounds("take", idx, n, ax)
+    _check_bounds("take", idx, node, ax)
     out_shape = shape[:ax] + idx.aval.shape + shape[ax + 1:]
     check_size("take", out_shape, node.aval.dtype, node.device)
     if n == 0 and math.prod(idx.aval.shape):
@@ -588,7 +585,8 @@ def take(x, indices, /, *, axis=None):
         names = distinct("take", xn[:ax] + mid + xn[ax + 1:])
     if math.prod(out_shape) == 0:
         return wrap(renamed(o.const(0, out_shape, node.aval.dtype, node.device), names))
-    return wrap(renamed(o.take_axis(node, o.normalize_indices(idx, n), ax), names))
+    return wrap(renamed(o.take_axis(node, o.normalize_indices(idx, n, o.dynamic_length(node, ax)), ax),
+                        names))
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
@@ -617,7 +615,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
                              f"off axis {ax}")
     out = tuple(out)
     n = shape[ax]
-    _check_bounds("take_along_axis", idx, n, ax)
+    _check_bounds("take_along_axis", idx, node, ax)
     if n == 0 and math.prod(out):
         raise IndexError(f"take_along_axis: cannot take from axis {ax} of size 0")
     if math.prod(out) == 0:
@@ -626,7 +624,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
     xb = o.broadcast(node, tuple(n if d == ax else m for d, m in enumerate(out)),
                      dims=tuple(range(nd))) if shape != tuple(
                          n if d == ax else m for d, m in enumerate(out)) else node
-    ib = o.normalize_indices(idx, n)
+    ib = o.normalize_indices(idx, n, o.dynamic_length(node, ax))
     if ishape != out:
         ib = o.broadcast(ib, out, dims=tuple(range(nd)))
     cols = [o.reshape(ib if d == ax else o.iota(out, d, node.device), out + (1,)) for d in range(nd)]
