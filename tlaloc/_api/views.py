@@ -21,9 +21,10 @@ the layout NumPy would give it (byte strides and item size), and `reshape` asks
 
 Arrays that never take part in a view pay nothing: an Array's `_view` slot is unset until a
 view is taken of it (read it with `getattr(x, "_view", None)`), so only the view functions
-and writes look for it. A family holds its members weakly (a dead view costs nothing, and is
-dropped at the next write or view), and its members hold the family, so a live view keeps
-its base's value alive, as a NumPy view keeps its base's buffer.
+and writes look for it. A family holds its members weakly (a dead view costs nothing; the
+list drops them as new views are taken), and its members hold the family, so a live view
+keeps its base's value alive, as a NumPy view keeps its base's buffer. A write rebinds only
+the members whose bytes (in NumPy's layout) it can reach.
 """
 from __future__ import annotations
 
@@ -43,14 +44,14 @@ class _Family:
 
     def __init__(self, node):
         self.storage = wrap(node)
-        self.members = []       # weakrefs to the Arrays that show part of the storage
+        self.members = []       # (weakref to an Array that shows part of it, its extent)
         self.prune_at = 8
 
     def add(self, member: Array) -> None:
         members = self.members
-        members.append(weakref.ref(member))
+        members.append((weakref.ref(member), member._view.extent))
         if len(members) >= self.prune_at:   # views taken in a loop and dropped
-            members[:] = [r for r in members if r() is not None]
+            members[:] = [m for m in members if m[0]() is not None]
             self.prune_at = max(8, 2 * len(members))
 
 
@@ -274,25 +275,19 @@ def assign(x: Array, new: Array, opname: str) -> Array:
     if v.steps:
         value = renamed(_write_back(base, v.steps, value), base.aval.names)
     _show(family.storage, value)
+    if v.extent is None:
+        return x           # an empty write changes no element
+    # Only the members whose bytes the write can reach are rebound; the others keep their
+    # values (older nodes of the same values), so writes through many disjoint views (rows,
+    # blocks) cost one rebinding each, not one per live view.
+    first, last = v.extent
     values = {(): value}   # members' values by their steps (views of one parent share them)
-    written = v.extent
-    live = []
-    for ref in family.members:
-        m = ref()
-        if m is None:
-            continue
-        live.append(ref)
-        if m is not x and _overlap(written, m._view.extent):
-            _show(m, _value_at(m._view.steps, values))
-        # a member whose bytes the write does not reach keeps its value (an older node of
-        # the same values), so writes through many disjoint views (rows, blocks) cost one
-        # rebinding each, not one per live view
-    family.members[:] = live
+    for ref, extent in family.members:
+        if extent is not None and extent[0] < last and first < extent[1]:
+            m = ref()
+            if m is not None and m is not x:
+                _show(m, _value_at(m._view.steps, values))
     return x
-
-
-def _overlap(a, b) -> bool:
-    return a is not None and b is not None and a[0] < b[1] and b[0] < a[1]
 
 
 def _show(a: Array, node) -> None:
