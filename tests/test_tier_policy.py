@@ -201,6 +201,8 @@ def test_costs_live_in_the_disk_caches_folder(tmp_path):
     xp.config.update(compile_cache_dir=str(tmp_path))
     path = tiers.machine_costs_path("cpu")
     assert path.parent == tmp_path and path.name.startswith("costs-")
+    assert tiers.machine_costs("cpu") is tiers.machine_costs("cpu")   # one per file
+    assert tiers.machine_costs("cpu").path == path
     xp.config.update(compile_cache_dir="")
     assert tiers.machine_costs_path("cpu") is None
 

@@ -15,7 +15,6 @@ program the interpreter tier runs needs neither.
 """
 from __future__ import annotations
 
-import atexit
 import collections
 import concurrent.futures
 import threading
@@ -93,8 +92,7 @@ class PjrtBackend(Backend):
         # buffer after the table forgets it, so it stays shared (and must not be donated)
         self._shared_scalars = weakref.WeakValueDictionary()
         # this machine's measured costs, which the tier policy predicts from
-        self.costs = tiers.CostModel(tiers.machine_costs_path(platform))
-        atexit.register(self.costs.save)
+        self.costs = tiers.machine_costs(platform)
 
     @property
     def runtime(self):

@@ -28,6 +28,7 @@ are sensible and later ones are this machine's.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -187,6 +188,23 @@ class CostModel:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+_shared = {}
+_shared_lock = threading.Lock()
+
+
+def machine_costs(platform_name: str) -> CostModel:
+    """The cost model of this machine's `platform_name` devices: one per file, shared by
+    the devices (cpu:0, cpu:1, ...), loaded on first use and saved at exit."""
+    path = machine_costs_path(platform_name)
+    with _shared_lock:
+        model = _shared.get(path)
+        if model is None:
+            model = _shared[path] = CostModel(path)
+            if path is not None:
+                atexit.register(model.save)
+    return model
 
 
 def _interpret_fit():
