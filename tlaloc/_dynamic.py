@@ -290,14 +290,14 @@ def _apply_rule(node, inputs, lengths):
         raise NotImplementedError(f"jit(dynamic=...): primitive {prim.name} has no padding rule, "
                                   "so it cannot run on an operand padded along a dynamic axis")
     result = prim.padding(lengths, *inputs, **node.params)
-    new, out = result if isinstance(result, tuple) else (result, None)
+    new, said = result if isinstance(result, tuple) else (result, None)
     if new.aval.shape != node.aval.shape or new.aval.dtype is not node.aval.dtype:
         raise AssertionError(f"internal: {prim.name}'s padding rule changed {node.aval} into "
                              f"{new.aval}")
-    if isinstance(result, tuple) and out is not pd.KEEPS:
-        return new, out
+    if isinstance(result, tuple) and said is not pd.KEEPS:
+        return new, said                   # the rule knows the result's padded axes
     out = _by_names(prim, node.aval, inputs, lengths, node.params)
-    if result[1] is pd.KEEPS if isinstance(result, tuple) else False:
+    if said is pd.KEEPS:
         kept = {n for n in out or () if n is not None}
         for x, ls in zip(inputs, lengths):
             for axis, n in pd.padded(ls).items():
