@@ -350,6 +350,86 @@ def test_einsum_bad_subscripts_raise(args, message):
         tnp.einsum(*[xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args])
 
 
+# ----------------------------------------------------------------------------- properties
+# hypothesis draws against NumPy on the interpreter (each drawn shape would be a compile on
+# the CPU device; CALLS above runs both backends)
+
+def _on_interpreter(a):
+    return xp.asarray(a, device="interpreter")
+
+
+FLOAT_DTYPES = st.sampled_from(["float32", "float64"])
+SMALL_SHAPES = st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple)
+
+
+@st.composite
+def float_arrays(draw, shape=SMALL_SHAPES, specials=True):
+    dtype = draw(FLOAT_DTYPES)
+    shape = draw(shape) if isinstance(shape, st.SearchStrategy) else shape
+    values = st.floats(-1e3, 1e3, width=32) if not specials else st.one_of(
+        st.floats(-1e3, 1e3, width=32), st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0]))
+    return np.array(draw(st.lists(values, min_size=int(np.prod(shape)),
+                                  max_size=int(np.prod(shape)))), dtype=dtype).reshape(shape)
+
+
+@given(float_arrays(specials=False), st.integers(-3, 3))
+def test_round_decimals_is_numpy_bit_for_bit(a, decimals):
+    assert_matches(_on_interpreter(a).round(decimals), np.round(a, decimals), exact=True)
+
+
+@given(float_arrays(), st.data())
+def test_quantile_and_median_match_numpy(a, data):
+    axis = data.draw(st.sampled_from([None] + list(range(a.ndim))))
+    if a.size == 0 or axis is not None and a.shape[axis] == 0:
+        return
+    q = data.draw(st.lists(st.floats(0, 1), min_size=1, max_size=3))
+    x = _on_interpreter(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert_matches(tnp.quantile(x, q, axis=axis), np.quantile(a, q, axis=axis),
+                       rtol=1e-6, atol=1e-6)
+        assert_matches(tnp.median(x, axis=axis), np.median(a, axis=axis), rtol=1e-6, atol=1e-6)
+
+
+@given(float_arrays(specials=False), st.data())
+def test_pad_matches_numpy(a, data):
+    mode = data.draw(st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]))
+    widths = [(data.draw(st.integers(0, 5)), data.draw(st.integers(0, 5))) for _ in a.shape]
+    if mode != "constant" and any(n == 0 and w != (0, 0) for n, w in zip(a.shape, widths)):
+        return                                # NumPy cannot pad an empty axis but by constants
+    assert_matches(tnp.pad(_on_interpreter(a), widths, mode=mode), np.pad(a, widths, mode=mode),
+                   exact=True)
+
+
+@given(st.integers(1, 9), st.integers(1, 9), st.sampled_from(["full", "same", "valid"]),
+       st.integers(0, 2 ** 16))
+def test_convolve_matches_numpy(n, m, mode, seed):
+    rng = np.random.default_rng(seed)
+    a, v = rng.standard_normal(n), rng.standard_normal(m)
+    assert_matches(tnp.convolve(_on_interpreter(a), _on_interpreter(v), mode=mode),
+                   np.convolve(a, v, mode=mode), rtol=1e-12, atol=1e-12)
+
+
+@given(st.integers(0, 12), st.data())
+def test_split_matches_numpy(n, data):
+    a = np.arange(n * 2.0).reshape(n, 2)
+    how = data.draw(st.one_of(st.integers(1, 4), st.lists(st.integers(-n - 2, n + 2), max_size=3)))
+    expected = np.array_split(a, how)
+    actual = tnp.array_split(_on_interpreter(a), how)
+    assert len(actual) == len(expected)
+    for x, e in zip(actual, expected):
+        assert_matches(x, e, exact=True)
+
+
+@given(float_arrays(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
+                    specials=False), st.data())
+def test_reshape_and_ravel_in_fortran_order_match_numpy(a, data):
+    shape = data.draw(st.permutations(list(a.shape)))
+    x = _on_interpreter(a)
+    assert_matches(x.reshape(*shape, order="F"), a.reshape(shape, order="F"), exact=True)
+    assert_matches(x.ravel("F"), a.ravel("F"), exact=True)
+
+
 # ----------------------------------------------------------------------------- Array methods
 
 METHODS = {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as _np
+
 import tlaloc as _xp
 from tlaloc._api import array_methods as _m
 from tlaloc._api._core import normalize_axis
@@ -33,7 +35,8 @@ def _inexact(a):
 
 
 def _lerp(lo, hi, t):
-    """NumPy's quantile interpolation: a + t (b - a), from b's side for t >= 1/2."""
+    """NumPy's quantile interpolation: a + t (b - a), from b's side for t >= 1/2 (b - a in
+    the values' dtype, the products in t's)."""
     diff = hi - lo
     return _xp.where(t >= 0.5, hi - diff * (1 - t), lo + diff * t)
 
@@ -49,19 +52,22 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     n = x.shape[-1]
     if n == 0:
         raise ValueError("quantile: the axis is empty")
+    if not isinstance(q, _xp.Array) and not _np.all((_np.asarray(q) >= 0) & (_np.asarray(q) <= 1)):
+        raise ValueError(f"quantile: q must be in [0, 1], got {q!r}")
     qa = as_array(q, like=a)
-    if not is_scalar(q) and qa.dtype.kind in "fc":      # NumPy: result_type(a, q)
-        x = _xp.astype(x, _xp.result_type(x, qa))
-    if not builtins.bool(_xp.all((qa >= 0) & (qa <= 1))):
-        raise ValueError("quantile: q must be in [0, 1]")
+    # NumPy: the values keep their dtype, the positions and weights are in result_type(a, q),
+    # and so is the result (b - a rounds in a's dtype, as in NumPy)
+    weights = _xp.result_type(x, qa) if not is_scalar(q) and qa.dtype.kind in "fc" else x.dtype
     s = _xp.sort(x, axis=-1)
-    pos = _xp.astype(_xp.reshape(qa, (-1,)), s.dtype) * (n - 1)
+    pos = _xp.astype(_xp.reshape(qa, (-1,)), weights) * (n - 1)
     lo = _xp.floor(pos)
     t = pos - lo
     lo_i = _xp.astype(lo, _xp.int64)
     hi_i = _xp.minimum(lo_i + 1, n - 1)
     picked = _lerp(_xp.take(s, lo_i, axis=-1), _xp.take(s, hi_i, axis=-1), t)
     picked = _xp.where(_xp.isnan(s[..., -1:]), _xp.nan, picked)   # sort puts NaN last
+    # an array q is not read here (it may be traced): NaN where it is out of [0, 1]
+    picked = _xp.where((pos >= 0) & (pos <= n - 1), picked, _xp.nan)
     result = _xp.reshape(_xp.moveaxis(picked, -1, 0), qa.shape + s.shape[:-1])
     return _m.store(_keep(result, a, axis, keepdims), out, "quantile")
 
