@@ -88,6 +88,21 @@ def test_shard_shapes_indices_and_data(mesh, layout, tile, dtype):
 
 
 @four
+def test_relayout_on_the_mesh_and_under_grad(mesh):
+    xh = RNG.standard_normal((8, 4)).astype(np.float32)
+    x = xp.shard(named(xh, ("batch", "feat")), mesh, {"batch": "data"})
+    y = xp.shard(x, mesh, {"batch": "model", "feat": "data"})     # device to device
+    assert y.sharding.mapping == {"batch": "model", "feat": "data"}
+    for s in y.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(s.data), xh[s.index])
+
+    def f(a):   # a layout change inside the differentiated function keeps the derivative
+        return xp.sum(xp.shard(a * a, mesh, {"feat": "model"}))
+
+    np.testing.assert_allclose(np.asarray(xp.grad(f)(x)), 2 * xh, rtol=1e-6)
+
+
+@four
 def test_zero_d_and_empty(mesh):
     s = xp.shard(xp.asarray(np.float32(3.5)), mesh, {})
     assert s.sharding.mapping == {} and float(s * 2) == 7.0

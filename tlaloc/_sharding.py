@@ -17,6 +17,7 @@ import numpy as np
 from . import _graph
 from ._api._core import axis_of, node_of, wrap
 from ._array import Array
+from ._context import trace as _trace
 from ._graph import Aval, bind
 from ._mesh import Mesh, block_shape, is_mesh_device, spec_of_mapping
 from ._prims import control
@@ -30,14 +31,19 @@ def _check_mesh(where, mesh):
 
 def shard(x, mesh, layout):
     """`x` laid out over `mesh`: each array axis named in `layout` is split over the mesh
-    axis (or axes) it maps to, the other axes are whole on every device."""
+    axis (or axes) it maps to, the other axes are whole on every device. An array of another
+    device goes through the host; one already on `mesh` moves device to device."""
     _check_mesh("shard", mesh)
     node = node_of("shard", x)
     spec = spec_of_mapping("shard", node.aval, mesh, layout)
     device = mesh.device
-    if node.device is device and node.value is None:
-        # a pending value of this mesh (inside jit, under grad): a layout constraint
-        return wrap(bind(prims.sharding_constraint, (node,), {"spec": spec}))
+    if node.device is device:
+        if node.value is None or (_trace.retain_graph and _graph.reaches_variable(node)):
+            # a value of this mesh being traced (jit) or differentiated: a layout constraint
+            return wrap(bind(prims.sharding_constraint, (node,), {"spec": spec}))
+        value = node.value
+        if device.backend.runtime.is_array(value):   # from device to device
+            return wrap(_graph.leaf(device.backend.relaid(value, spec), node.aval, device))
     x._leaving("shard")
     value = device.backend.put(x._host(), spec)
     return wrap(_graph.leaf(value, node.aval, device))

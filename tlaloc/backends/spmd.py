@@ -187,7 +187,7 @@ class SpmdBackend(Backend):
         parts = self.shards(value, shape)
         if len(parts) < len(self.runtime.devices) and not self.runtime.layout_of(value).is_replicated():
             # some tiles live in other processes: every process gathers a full copy
-            value = self._gather(value, shape)
+            value = self.relaid(value, ((),) * len(shape))
             parts = self.shards(value, shape)
         out = None
         for _, index, a in parts:
@@ -199,17 +199,19 @@ class SpmdBackend(Backend):
             out[index] = block
         return out
 
-    def _gather(self, value, shape):
-        """`value` replicated on every device (a program whose result is replicated)."""
+    def relaid(self, value, spec):
+        """`value` laid out as `spec` instead, device to device (a program returning its
+        input with that layout; `spec` all copies: every process gets all of it)."""
+        shape = tuple(value.aval.shape)
         aval = Aval(shape, from_numpy(np.dtype(value.aval.dtype)))
         layout = self.runtime.layout_of(value)
-        key = ("gather", aval, layout)
+        key = ("relaid", aval, layout, spec)
         entry = self._entries.get(key)
         if entry is None:
-            spec = self.spec(value, len(shape))
-            if spec is None:
+            current = self.spec(value, len(shape))
+            if current is None:
                 raise RuntimeError(f"internal: a layout no spec describes: {layout}")
-            text = _identity_text(self.axes, aval, spec)
+            text = _identity_text(self.axes, aval, current, spec)
             entry = self._compiled(key, text, [aval], None)
         return self.runtime.execute(entry.executable, entry.handlers, [value])[0]
 
@@ -308,13 +310,12 @@ def lowering_attributes(axes, specs, donated=()) -> dict:
             "prelude": f"sdy.mesh @mesh = {sdy_mesh(axes)}", "arg_attrs": arg_attrs}
 
 
-def _identity_text(axes, aval, spec):
-    """A program returning its input replicated on every device."""
+def _identity_text(axes, aval, spec, out_spec):
+    """A program returning its input (laid out as `spec`) laid out as `out_spec`."""
     n = math.prod(s for _, s in axes)
     t = tensor_type(aval)
-    replicated = sdy_spec(((),) * len(aval.shape))
-    return (f"module @gather attributes {{mhlo.num_partitions = {n} : i32, "
+    return (f"module @relayout attributes {{mhlo.num_partitions = {n} : i32, "
             f"mhlo.num_replicas = 1 : i32}} {{\n  sdy.mesh @mesh = {sdy_mesh(axes)}\n"
             f"  func.func public @main(%arg0: {t} {{sdy.sharding = #sdy.sharding<@mesh, "
-            f"{sdy_spec(spec)}>}}) -> ({t} {{sdy.sharding = #sdy.sharding<@mesh, {replicated}>}}) {{\n"
+            f"{sdy_spec(spec)}>}}) -> ({t} {{sdy.sharding = #sdy.sharding<@mesh, {sdy_spec(out_spec)}>}}) {{\n"
             f'    "func.return"(%arg0) : ({t}) -> ()\n  }}\n}}\n')
