@@ -204,7 +204,7 @@ def lengths_for(sizes: dict, names, device) -> tuple:
 
 
 def padded_program(fun, axes):
-    """`fun` as the padded program traces it: g(*args, lengths, **kwargs) runs `fun` with
+    """`fun` as the padded program traces it: g(*args, *lengths, **kwargs) runs `fun` with
     the dynamic axes' lengths set (tlaloc.dim_size, mean, var read them) and returns its
     results rewritten by the padding rules. A result's padded axes carry their dynamic name
     and its other axes none (how the caller knows what to slice back)."""
@@ -212,7 +212,8 @@ def padded_program(fun, axes):
     ranges = {n: (a.low, a.high) for n, a in axes.items()}
 
     def g(*args, **kwargs):
-        *args, lengths = args       # last, so the arguments keep their numbers in messages
+        # the lengths come last, so the arguments keep their numbers in messages
+        args, lengths = args[:-len(names)], args[-len(names):]
         saved = pd.current.ranges, pd.current.lengths
         pd.current.ranges = ranges
         pd.current.lengths = {n: x._node for n, x in zip(names, lengths)}
@@ -358,12 +359,14 @@ class DynamicJitted:
         self.fun = fun
         functools.update_wrapper(self, fun)
         # the padded program takes the lengths after the arguments
-        shift = lambda nums: tuple(i if i >= 0 else i - 1 for i in _jit._argnums("", nums))  # noqa: E731
+        k = len(self.axes)
+        shift = lambda nums: tuple(i if i >= 0 else i - k for i in _jit._argnums("", nums))  # noqa: E731
         self.static_argnums = _jit._argnums("static_argnums", static_argnums)
         self._static = {i for i in self.static_argnums}
         self._padded = _BucketJitted(padded_program(fun, self.axes), shift(static_argnums),
                                      static_argnames, shift(donate_argnums))
         self.calls_by_bucket = {}     # {((name, bucket), ...): number of calls}
+        self._lengths = {}            # (name, size, device) -> its length input
 
     def __repr__(self):
         return f"<tlaloc.jit of {getattr(self.fun, '__qualname__', self.fun)}, dynamic {list(self.axes)}>"
@@ -371,24 +374,43 @@ class DynamicJitted:
     def __call__(self, *args, **kwargs):
         if is_tracing() or trace.jit_depth:
             return self.fun(*args, **kwargs)    # inside grad or another trace: no padding
-        n = len(args)
-        static = {i % n for i in self._static if -n <= i < n}
-        dynamic_args = [a for i, a in enumerate(args) if i not in static]
-        leaves, _ = _tree.flatten((dynamic_args, kwargs))
+        flat = not kwargs and not self._static and all(type(a) is Array for a in args)
+        if flat:          # the common call: arrays only, no tree to walk
+            leaves = args
+        else:
+            n = len(args)
+            static = {i % n for i in self._static if -n <= i < n}
+            dynamic_args = [a for i, a in enumerate(args) if i not in static]
+            leaves, structure = _tree.flatten((dynamic_args, kwargs))
         sizes = sizes_of("jit", self.axes, leaves)
         buckets = {name: self.axes[name].bucket(s) for name, s in sizes.items()}
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
-        args = tuple(a if i in static else _tree.tree_map(lambda x: padded(x, buckets), a)
-                     for i, a in enumerate(args))
-        kwargs = {k: _tree.tree_map(lambda x: padded(x, buckets), v) for k, v in kwargs.items()}
+        if flat:
+            args = [padded(x, buckets) for x in args]
+        else:
+            dynamic_args, kwargs = _tree.unflatten(structure, [padded(x, buckets) for x in leaves])
+            it = iter(dynamic_args)
+            args = [a if i in static else next(it) for i, a in enumerate(args)]
         key = tuple(buckets.items())
         self.calls_by_bucket[key] = self.calls_by_bucket.get(key, 0) + 1
+        lengths = tuple(self._length(name, sizes[name], device) for name in self.axes)
         _call.sizes, _call.buckets = sizes, buckets
         try:
-            result = self._padded(*args, lengths_for(sizes, self.axes, device), **kwargs)
+            result = self._padded(*args, *lengths, **kwargs)
         finally:
             _call.sizes, _call.buckets = {}, {}
+        if isinstance(result, Array):
+            return unpadded(result, sizes)
         return _tree.tree_map(lambda x: unpadded(x, sizes), result)
+
+    def _length(self, name, size, device):
+        """The 0-d int32 array of a true size, made once per size and device (an input
+        whose buffer the device keeps)."""
+        key = (name, size, device)
+        found = self._lengths.get(key)
+        if found is None:
+            found = self._lengths[key] = lengths_for({name: size}, (name,), device)[0]
+        return found
 
     def traces(self) -> int:
         """How many programs (one per bucket and signature) have been traced."""
@@ -419,7 +441,7 @@ class DynamicExported:
         program = self.programs[tuple(buckets[n] for n in self.axes)]
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
         args = _tree.tree_map(lambda x: padded(x, buckets), args)
-        result = program.call(*args, lengths_for(sizes, self.axes, device))
+        result = program.call(*args, *lengths_for(sizes, self.axes, device))
         return _tree.tree_map(lambda x: unpadded(x, sizes), result)
 
     __call__ = call
@@ -477,7 +499,7 @@ def _export_dynamic(fun, axes, args):
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
         lengths = tuple(Array._from_node(Node(None, (), None, Aval((), dt.int32), device))
                         for _ in axes)
-        programs[combo] = _export._trace(g, tuple(abstract) + (lengths,))
+        programs[combo] = _export._trace(g, tuple(abstract) + lengths)
     return DynamicExported(axes, programs)
 
 
