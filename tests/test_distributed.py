@@ -23,9 +23,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _start(n, role, port, *extra, only=None):
-    """Processes 0..n-1 of a run (or just those in `only`)."""
-    env = dict(os.environ, TLALOC_EXECUTION="compiled")
+def _start(n, role, port, *extra, only=None, env=None):
+    """Processes 0..n-1 of a run (or just those in `only`), with `env` added."""
+    env = dict(os.environ, TLALOC_EXECUTION="compiled", **(env or {}))
     env.pop("TLALOC_CPU_DEVICES", None)
     return [subprocess.Popen([sys.executable, HERE, role, str(port), str(n), str(pid), *extra],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -91,15 +91,21 @@ def test_a_peer_that_never_connects_is_an_error_within_the_timeout():
     assert "DistributedError" in stdout + stderr and "could not join" in stdout + stderr
 
 
-def test_a_peer_that_dies_is_an_error_in_the_others_within_the_timeout():
+@pytest.mark.parametrize("survivor_waits", [1, 7])
+def test_a_peer_that_dies_is_an_error_in_the_others_within_the_timeout(survivor_waits):
+    """Process 1 dies after a first program; process 0 runs the next one after
+    `survivor_waits` s. Before the heartbeat timeout (4 s) that program's collective fails
+    (a Python exception); after it, jaxlib ends the idle survivor (an abort). Never a hang."""
     start = time.monotonic()
-    done = _reap(_start(2, "die", _free_port(), "4"), timeout=90)
+    done = _start(2, "die", _free_port(), "4", env={"SURVIVOR_WAITS": str(survivor_waits)})
+    done = _reap(done, timeout=90)
     codes = [d[0] for d in done]
     assert None not in codes, f"a process hung: {codes}"
     assert time.monotonic() - start < 80
-    survivor = done[0]
-    assert survivor[0] != 0 or "error" in (survivor[1] + survivor[2]).lower()
-    assert "computed after the peer died" not in survivor[1]
+    code, stdout, stderr = done[0]
+    assert code != 0 and "computed after the peer died" not in stdout
+    if survivor_waits == 1:
+        assert code == 4 and "error:" in stdout and "Gloo" in stdout
 
 
 # ----------------------------------------------------------------------------- workers
@@ -148,7 +154,7 @@ def _worker_die(port, n, pid, timeout):
     float(xp.sum(x))          # both processes run one program together
     if pid == 1:
         os._exit(0)           # dies without leaving the run
-    time.sleep(1)
+    time.sleep(float(os.environ.get("SURVIVOR_WAITS", "1")))
     try:
         float(xp.sum(x * 2))
     except Exception as e:    # noqa: BLE001 - whichever error the runtime raises is the point

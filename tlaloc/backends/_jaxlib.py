@@ -385,11 +385,6 @@ class _Distributed:
     process_id = 0
     num_processes = 1
     hostname = "127.0.0.1"
-    failure = None     # what the service reported about a peer, if anything
-
-    @classmethod
-    def peer_failed(cls, status, *rest):
-        cls.failure = str(status)
 
 
 _distributed = _Distributed()
@@ -412,13 +407,10 @@ def connect(address: str, num_processes: int, process_id: int, timeout_s: int) -
             _distributed.service = _jax.get_distributed_runtime_service(
                 address, num_processes, heartbeat_timeout=timeout_s,
                 cluster_register_timeout=timeout_s, shutdown_timeout=timeout_s)
-        # jaxlib's default answer to an error the service reports (a peer that never
-        # joined or stopped beating) is to abort this process from a C++ thread; recorded
-        # instead, it surfaces as the error of the call that waits (connect, a collective)
         client = _jax.get_distributed_runtime_client(
             address, process_id, init_timeout=timeout_s, heartbeat_timeout=timeout_s,
             shutdown_timeout=timeout_s, rpc_timeout=timeout_s, shutdown_on_destruction=False,
-            missed_heartbeat_callback=_distributed.peer_failed)
+            missed_heartbeat_callback=_peer_lost)
         client.connect()
     except Exception as e:   # jaxlib raises its own XlaRuntimeError types here
         _shutdown_service()
@@ -429,6 +421,15 @@ def connect(address: str, num_processes: int, process_id: int, timeout_s: int) -
     _distributed.process_id = process_id
     _distributed.num_processes = num_processes
     _distributed.hostname = address.rpartition(":")[0] or "127.0.0.1"
+
+
+def _peer_lost(*_):
+    """The client's callback for a peer the service reports lost. Given any callback, jaxlib
+    no longer applies its default (abort this process from a C++ thread) while connect()
+    waits for a peer that never joins, so connect() raises (DistributedError). It is never
+    entered: on 0.10.2, jaxlib aborts with std::bad_cast converting the status it would pass,
+    which is how a process idle when a peer dies ends, timeout_s later (a process inside a
+    collective gets the collective's error first)."""
 
 
 def _cpu_made() -> bool:
