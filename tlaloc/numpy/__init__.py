@@ -20,7 +20,7 @@ import operator as _operator
 import numpy as _np
 
 import tlaloc as _xp
-from tlaloc import (Array as ndarray, DType as dtype, bfloat16, bool, can_cast,  # noqa: F401
+from tlaloc import (Array as ndarray, bfloat16, bool, can_cast,  # noqa: F401
                     complex64, complex128, e, empty, finfo, float16, float32, float64,
                     from_dlpack, full, iinfo, inf, int8, int16, int32, int64, isdtype, nan,
                     newaxis, ones, pi, result_type, uint8, uint16, uint32, uint64, zeros)
@@ -35,6 +35,7 @@ from ._statistics import (average, bincount, corrcoef, cov, median, nanmax, nanm
                           nanmedian, nanmin, nanprod, nanstd, nansum, nanvar, percentile, ptp,
                           quantile)
 from . import fft, linalg  # noqa: F401
+
 
 def __getattr__(name):
     if name == "random":        # tlaloc.random is imported on first use
@@ -57,9 +58,10 @@ def _lifted(fn):
     """The standard's function, taking NumPy arrays, lists and scalars for its arrays as
     NumPy does (Python scalars beside an array stay scalars: they keep the array's dtype)."""
     def f(*args, **kwargs):
-        args = [_xp.asarray(a) if isinstance(a, _ARRAY_LIKES) else a for a in args]
-        if args and not builtins.any(isinstance(a, ndarray) for a in args):
-            args[0] = _xp.asarray(args[0])
+        like = next((a for a in args if isinstance(a, ndarray)), None)
+        args = [_arr(a, like=like) if isinstance(a, _ARRAY_LIKES) else a for a in args]
+        if like is None and args:
+            args[0] = _arr(args[0])
         return fn(*args, **kwargs)
     f.__name__ = f.__qualname__ = fn.__name__
     f.__doc__ = fn.__doc__
@@ -101,15 +103,16 @@ def stack(arrays, axis=0, out=None, *, dtype=None):
 
 
 def concat(arrays, /, *, axis=0):
+    """The standard's concat, of array_likes."""
     return _xp.concat(_each(arrays), axis=axis)
 
 
 def broadcast_arrays(*args):
+    """NumPy's `np.broadcast_arrays`: a tuple."""
     return tuple(_xp.broadcast_arrays(*_each(args)))
 
 
-def broadcast_shapes(*shapes):
-    return _xp.broadcast_shapes(*shapes)
+broadcast_shapes = _xp.broadcast_shapes
 
 
 def meshgrid(*xi, indexing="xy", copy=True, sparse=False):
@@ -210,9 +213,13 @@ def _at_least(n, arys):
     for a in arys:
         a = _arr(a)
         if a.ndim < n:
-            # NumPy's placement: (N,) -> (1, N) -> (1, N, 1)
-            shape = {0: (1,) * n, 1: (1, a.shape[0], 1)[:n] if n > 1 else a.shape,
-                     2: a.shape + (1,)}[a.ndim]
+            # NumPy's placement: () -> (1, 1, 1), (N,) -> (1, N) -> (1, N, 1), (M, N) -> (M, N, 1)
+            if a.ndim == 0:
+                shape = (1,) * n
+            elif a.ndim == 1:
+                shape = (1,) + a.shape + (1,) * (n - 2)
+            else:
+                shape = a.shape + (1,)
             a = _xp.reshape(a, shape)
         out.append(a)
     return out[0] if len(out) == 1 else tuple(out)
@@ -355,7 +362,9 @@ def where(condition, x=None, y=None):
     cond = _arr(condition)
     if cond.dtype is not _xp.bool:
         cond = cond != 0
-    return _xp.where(cond, x if _is_scalar(x) else _arr(x), y if _is_scalar(y) else _arr(y))
+    if not _is_scalar(x) or _is_scalar(y):     # the standard's where takes one scalar at most
+        x = _arr(x, like=cond)
+    return _xp.where(cond, x, y if _is_scalar(y) else _arr(y, like=cond))
 
 
 def nonzero(a):
@@ -392,14 +401,17 @@ def ravel(a, order="C"):
 
 
 def ndim(a):
+    """NumPy's `np.ndim`."""
     return _arr(a).ndim
 
 
 def shape(a):
+    """NumPy's `np.shape`."""
     return _arr(a).shape
 
 
 def size(a, axis=None):
+    """NumPy's `np.size`: of the array, or of one axis."""
     a = _arr(a)
     return a.size if axis is None else a.shape[axis]
 
@@ -476,7 +488,8 @@ def cross(a, b, axis=-1):
 
 def kron(a, b):
     """NumPy's `np.kron`: the Kronecker product."""
-    a, b = _arr(a), _arr(b)
+    a = _arr(a)
+    b = _arr(b, like=a)
     nd = builtins.max(a.ndim, b.ndim)
     a = _xp.reshape(a, (1,) * (nd - a.ndim) + a.shape)
     b = _xp.reshape(b, (1,) * (nd - b.ndim) + b.shape)
@@ -490,7 +503,8 @@ def kron(a, b):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """NumPy's `np.isclose`: |a - b| <= atol + rtol * |b|, infinities close to themselves."""
-    a, b = _arr(a), _arr(b)
+    a = _arr(a)
+    b = _arr(b, like=a)
     dtype = _xp.result_type(a, b)
     if dtype.kind in "iub":                    # NumPy compares integers as floats
         dtype = _xp.float64
@@ -526,8 +540,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if x.dtype.kind == "c":
         parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf)
                  for p in (_xp.real(x), _xp.imag(x))]
-        return parts[0] + 1j * parts[1] if x.dtype is _xp.complex128 else \
-            _xp.astype(parts[0] + 1j * parts[1], x.dtype)
+        return parts[0] + 1j * parts[1]         # the Python 1j keeps the parts' precision
     if x.dtype.kind != "f":
         return _xp.asarray(x, copy=True)
     big = _xp.finfo(x.dtype).max
@@ -537,10 +550,12 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def deg2rad(x):
+    """NumPy's `np.deg2rad` (`np.radians`)."""
     return _arr(x) * (pi / 180)
 
 
 def rad2deg(x):
+    """NumPy's `np.rad2deg` (`np.degrees`)."""
     return _arr(x) * (180 / pi)
 
 
@@ -569,21 +584,23 @@ argsort = _on_array(_m.argsort)
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True):
     """NumPy's `np.unique` of the flattened array (axis=None only): the sorted unique
-    values, and on request the first indices, the inverse (shaped as `ar`) and the counts."""
+    values, and on request the first indices, the inverse (shaped as `ar`) and the counts.
+    With equal_nan (NumPy's default) the NaNs count as one value, which the standard's
+    unique_* functions keep apart."""
     if axis is not None:
         raise ValueError("unique: axis=None only")
     a = _arr(ar)
-    if not (return_index or return_inverse or return_counts):
-        return _xp.unique_values(a)
     u = _xp.unique_all(a)
-    out = [u.values]
-    if return_index:
-        out.append(u.indices)
-    if return_inverse:
-        out.append(u.inverse_indices)
-    if return_counts:
-        out.append(u.counts)
-    return tuple(out)
+    values, indices, inverse, counts = u.values, u.indices, u.inverse_indices, u.counts
+    n_nan = builtins.int(_xp.sum(_xp.isnan(values))) if equal_nan and a.dtype.kind in "fc" else 0
+    if n_nan > 1:                  # sorted last, in order of appearance: keep the first
+        first = values.shape[0] - n_nan
+        values, indices = values[:first + 1], indices[:first + 1]
+        counts = _xp.concat([counts[:first], _xp.sum(counts[first:], keepdims=True)])
+        inverse = _xp.minimum(inverse, first)
+    out = [values] + [r for r, wanted in ((indices, return_index), (inverse, return_inverse),
+                                           (counts, return_counts)) if wanted]
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def searchsorted(a, v, side="left", sorter=None):
