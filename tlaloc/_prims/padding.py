@@ -326,6 +326,25 @@ def scatter_rule(lengths, x, idx, updates, *, axes, mode):
     return lax.scatter(x, idx, updates, axes=axes, mode=mode)
 
 
+def reverse_rule(lengths, x, *, dims):
+    # reversed, a padded axis has its data at the end: shifted back to the front by a
+    # window of the axis doubled (its start, bucket - length, is a run-time value)
+    out = lax.reverse(x, dims=dims)
+    shape = x.aval.shape
+    for axis, n in padded(lengths[0]).items():
+        if axis not in dims:
+            continue
+        zero = lax.constant(shape=(), dtype=x.aval.dtype, value=0, device=x.device)
+        high = tuple(shape[a] if a == axis else 0 for a in range(len(shape)))
+        doubled = lax.pad(out, zero, low=(0,) * len(shape), high=high, interior=(0,) * len(shape))
+        start = lax.convert(lax.subtract(lax.constant(shape=(), dtype=dt.int32, value=shape[axis],
+                                                      device=x.device), n), dtype=dt.int64)
+        starts = [start if a == axis else lax.constant(shape=(), dtype=dt.int64, value=0,
+                                                       device=x.device) for a in range(len(shape))]
+        out = lax.dynamic_slice(doubled, *starts, sizes=shape)
+    return out
+
+
 def sort_rule(lengths, *operands, dimension, num_keys, descending, output):
     # a first key that sorts the padding after the data, in either direction
     n = next((ls[dimension] for ls in lengths if ls is not None and ls[dimension] is not None), None)

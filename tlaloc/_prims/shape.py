@@ -176,7 +176,7 @@ reverse = declare(
     impl=lambda x, *, dims: np.flip(x, dims) if dims else x,
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
     batch=lambda bdims, x, *, dims: (lax.reverse(x, dims=bt.shifted_all(dims, bdims[0])), bdims[0]),
-    padding=pd.along("reverse", lambda x, *, dims: dims, why="reversed, the padding would come first"),
+    padding=pd.reverse_rule,
     **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)))
 
 
