@@ -293,8 +293,10 @@ def test_derivatives_through_nested_constructs(tier, case):
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-_OPS = {"sin": (xp.sin, np.sin), "tanh": (xp.tanh, np.tanh), "half": (lambda a: a * 0.5, lambda a: a * 0.5),
-        "square": (lambda a: a * a, lambda a: a * a)}
+# bounded operations (values stay moderate, where central differences are meaningful)
+_OPS = {"sin": (xp.sin, np.sin), "tanh": (xp.tanh, np.tanh),
+        "half": (lambda a: a * 0.5, lambda a: a * 0.5),
+        "rational": (lambda a: a / (1 + a * a), lambda a: a / (1 + a * a))}
 
 
 @given(length=st.integers(0, 4), ops=st.lists(st.sampled_from(sorted(_OPS)), min_size=1, max_size=3),
@@ -327,4 +329,5 @@ def test_random_scan_bodies_match_a_python_loop_and_both_modes_agree(length, ops
     g_fwd = to_numpy(xp.jacfwd(ours)(w, xs))
     np.testing.assert_allclose(g_rev, g_fwd, rtol=1e-10, atol=1e-12)
     fd = _fd(lambda v: float(ours(xp.asarray(v, device=dev), xs)), w0)
-    np.testing.assert_allclose(g_rev, fd, rtol=1e-6, atol=1e-8)
+    # central differences lose ~1e-16 * |f| / eps absolutely: scale atol by the largest entry
+    np.testing.assert_allclose(g_rev, fd, rtol=1e-6, atol=1e-7 * max(1.0, np.abs(fd).max()))
