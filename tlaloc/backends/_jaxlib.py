@@ -384,7 +384,7 @@ class _Distributed:
     service = None
     process_id = 0
     num_processes = 1
-    hostname = "127.0.0.1"
+    hostname = None
 
 
 _distributed = _Distributed()
@@ -420,7 +420,11 @@ def connect(address: str, num_processes: int, process_id: int, timeout_s: int) -
     _distributed.client = client
     _distributed.process_id = process_id
     _distributed.num_processes = num_processes
-    _distributed.hostname = address.rpartition(":")[0] or "127.0.0.1"
+    # gloo's address for this process: loopback when the run is on this machine; otherwise
+    # None, which lets gloo take this host's name (the coordinator's would be wrong for
+    # every other host)
+    host = address.rpartition(":")[0]
+    _distributed.hostname = host if host.startswith("127.") or host == "localhost" else None
 
 
 def _peer_lost(*_):
