@@ -13,6 +13,7 @@ ratios (docs/benchmarks.md).
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 
@@ -66,8 +67,13 @@ class Repeated(Configured):
                 float(one_shot_program(xp, steps, xp.asarray(a), xp.asarray(b)))
 
 
+# with bytecode caches, as on a user's machine (PYTHONDONTWRITEBYTECODE would compile every
+# tlaloc module from source at each start)
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _fresh_process(statement):
-    subprocess.run([sys.executable, "-c", statement], check=True)
+    subprocess.run([sys.executable, "-c", statement], check=True, env=_ENV)
 
 
 class StartUp:
