@@ -220,6 +220,8 @@ _START = textwrap.dedent("""
     assert callable(profile) and callable(xp.linalg.inv) and "special" in dir(xp)
     x = xp.asarray([1.0, 2.0, 3.0])
     value = float(xp.sum(xp.sin(x) * 2.0))
+    xp.eval(xp.cos(x), x * 2.0)                 # eval waits for values: host ones need no jaxlib
+    repr(xp.exp(x))
     after_interpreted = "jaxlib" in sys.modules
     xp.config.update(execution="compiled")
     value2 = float(xp.sum(xp.cos(x) * 2.0))
