@@ -4,8 +4,8 @@ with NumPy's signatures, as thin compositions of the standard's functions.
 The standard puts these operations in the namespace only; code ported from NumPy calls them
 as methods. `_api/operators.py` installs every function of `METHODS` onto Array, and
 `tlaloc.numpy` builds its functions of the same names on them. `out=` is NumPy's: the
-result is written into `out` (an `out[...] = result` update, which rebinds `out`) and `out`
-is returned.
+result is written into `out` (an `out[...] = result` update, which the arrays sharing out's
+storage see, as in NumPy) and `out` is returned.
 """
 from __future__ import annotations
 
