@@ -25,8 +25,9 @@ def _free_port():
 
 def _start(n, role, port, *extra, only=None, env=None):
     """Processes 0..n-1 of a run (or just those in `only`), with `env` added."""
-    env = dict(os.environ, TLALOC_EXECUTION="compiled", **(env or {}))
-    env.pop("TLALOC_CPU_DEVICES", None)
+    base = dict(os.environ, TLALOC_EXECUTION="compiled")
+    base.pop("TLALOC_CPU_DEVICES", None)
+    env = dict(base, **(env or {}))
     return [subprocess.Popen([sys.executable, HERE, role, str(port), str(n), str(pid), *extra],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             for pid in (range(n) if only is None else only)]
@@ -63,19 +64,23 @@ def _global_data():
     return np.arange(ROWS * FEAT, dtype=np.float32).reshape(ROWS, FEAT) / 7 - 1
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_processes_compute_the_global_program(n):
-    done = _reap(_start(n, "compute", _free_port()), timeout=120)
+@pytest.mark.parametrize("n, per_process", [(2, 1), (4, 1), (2, 2)])
+def test_processes_compute_the_global_program(n, per_process):
+    env = {"TLALOC_CPU_DEVICES": str(per_process)} if per_process > 1 else None
+    done = _reap(_start(n, "compute", _free_port(), env=env), timeout=120)
     results = _results(done)
     g = _global_data()
     for pid, r in enumerate(results):
         assert r["process"] == [pid, n]
-        assert r["devices"] == n and r["local"] == 1
-        rows = ROWS // n
-        assert r["shards"] == [[[pid * rows, (pid + 1) * rows], [0, FEAT]]]
+        assert r["devices"] == n * per_process and r["local"] == per_process
+        rows = ROWS // n // per_process     # each device's rows
+        first = pid * per_process
+        assert r["shards"] == [[[(first + k) * rows, (first + k + 1) * rows], [0, FEAT]]
+                               for k in range(per_process)]
         np.testing.assert_allclose(r["sum0"], g.sum(axis=0), rtol=1e-5)
         np.testing.assert_allclose(r["gathered"], g, rtol=1e-6)
-        np.testing.assert_allclose(r["psum"], g.reshape(n, rows, FEAT).sum(axis=0), rtol=1e-5)
+        np.testing.assert_allclose(r["psum"], g.reshape(n * per_process, rows, FEAT).sum(axis=0),
+                                   rtol=1e-5)
         np.testing.assert_allclose(r["grad"], 2 * g.T @ (g @ np.ones((FEAT, 2), np.float32)),
                                    rtol=1e-4)
         assert r["collectives"] and all(k == "all-reduce" for k in r["collectives"])
@@ -113,7 +118,7 @@ def test_a_peer_that_dies_is_an_error_in_the_others_within_the_timeout(survivor_
 def _worker_compute(port, n, pid):
     import tlaloc as xp
     xp.distributed.initialize(f"127.0.0.1:{port}", n, pid, timeout_s=30)
-    mesh = xp.Mesh({"data": n})
+    mesh = xp.Mesh({"data": len(xp.devices("cpu"))})    # every device of every process
     g = _global_data()
     rows = ROWS // n
     local = xp.rename(xp.asarray(g[pid * rows:(pid + 1) * rows]), ("batch", "feat"))
