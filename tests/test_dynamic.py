@@ -141,6 +141,7 @@ OTHERS = {
     "split_last": lambda x: xp.sum(xp.reshape(xp.concat([x, x], axis=2), x.shape[:2] + (2, 3)), axis=2),
     "flip": lambda x: xp.flip(x, axis=(0, 1)) * 2.0,
     "flip_sum": lambda x: xp.cumulative_sum(xp.flip(xp.exp(x), axis=1), axis=1),
+    "attention": lambda x: _attention(x),
     "take_negative": lambda x: xp.take(x, xp.asarray([-1, 0, -2], device=x.device), axis=1),
     "take_negative_run_time": lambda x: xp.take_along_axis(
         x, xp.astype(xp.abs(x[:, :, :1]) * 0.0 - 2.0, xp.int64), axis=1),
@@ -152,6 +153,16 @@ OTHERS = {
     "linalg_batch": lambda x: xp.linalg.matrix_norm(
         xp.reshape(xp.concat([x, x, x], axis=2), x.shape[:2] + (3, 3)) + 0.0),
 }
+
+
+def _attention(x):
+    # self-attention over "seq": the keys' copy of the axis is renamed (one name per axis),
+    # and stays padded by position; the mean over it divides by the true count
+    keys = xp.rename(x, "batch", "key", None)
+    scores = x @ xp.matrix_transpose(keys)
+    w = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+    w = w / xp.sum(w, axis=-1, keepdims=True)
+    return (w @ keys) + xp.mean(scores, axis=-1, keepdims=True)
 
 
 def _set_first(x):

@@ -400,16 +400,14 @@ def size_of(shape) -> int:
 
 
 def true_count(node, axes, dtype):
-    """The number of elements along `axes` of `node` as a 0-d node of `dtype` when one of
-    them is a dynamic axis of the tlaloc.jit trace in progress (padded: its true length is
-    a program input, _prims/padding.py); None otherwise, where the count is static."""
-    lengths = _padding.lengths_of(node)
-    if lengths is None or all(lengths[a] is None for a in axes):
+    """The number of elements along `axes` of `node`, as a node of `dtype` shaped as a
+    reduction over them, inside a tlaloc.jit trace with dynamic axes; None elsewhere (the
+    count is then static). Inside, it is a sum of ones over `axes`: the padding rules mask it
+    as they mask the sum it divides, so it is the true count even along a dynamic axis that
+    was renamed on the way (_prims/padding.py)."""
+    if not _padding.current.lengths or not axes:
         return None
-    static = math.prod(node.aval.shape[a] for a in axes if lengths[a] is None)
-    count = constant(float(static), (), dtype, node.device) if static != 1 else None
-    for a in axes:
-        if lengths[a] is not None:
-            n = lax.convert(lengths[a], dtype=dtype)
-            count = n if count is None else lax.multiply(count, n)
-    return count
+    x = lax.real(node) if node.aval.dtype.kind == "c" else node
+    one = constant(1.0, (), dtype, node.device)
+    ones = lax.select(lax.compare(x, x, direction="EQ"), one, one)   # shaped (and padded) as x
+    return lax.reduce_sum(ones, axes=axes)

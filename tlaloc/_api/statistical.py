@@ -78,7 +78,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     count = math.prod(x.shape[a] for a in axes)
     total = lax.reduce_sum(node, axes=axes) if axes else node
     real = dt.real_of(total.aval.dtype) if total.aval.dtype.kind == "c" else total.aval.dtype
-    n = true_count(node, axes, real)    # a dynamic axis: its true length (tlaloc.jit dynamic=)
+    n = true_count(node, axes, real)    # under jit(dynamic=): the true count
     if n is None:
         n = constant(float(count), (), real, node.device)
     if total.aval.dtype.kind == "c":
@@ -109,7 +109,7 @@ def _variance(name, x, axis, correction, keepdims, root):
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
     count = math.prod(shape[a] for a in axes)
     total = lax.reduce_sum(node, axes=axes) if axes else node
-    n = true_count(node, axes, d)       # a dynamic axis: its true length (tlaloc.jit dynamic=)
+    n = true_count(node, axes, d)       # under jit(dynamic=): the true count
     mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev) if n is None else n)
     mu_full = lax.broadcast_in_dim(mu, shape=shape,
                                    dims=tuple(i for i in range(len(shape)) if i not in axes))
