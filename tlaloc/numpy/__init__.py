@@ -48,7 +48,7 @@ def __getattr__(name):
 def _on_array(method):
     """NumPy's function form `np.f(a, ...)` of the method `a.f(...)` on any array_like."""
     def fn(a, *args, **kwargs):
-        return method(_arr(a), *args, **kwargs)
+        return method(a if type(a) is ndarray else _arr(a), *args, **kwargs)
     fn.__name__ = fn.__qualname__ = method.__name__
     fn.__doc__ = method.__doc__
     return fn
@@ -58,6 +58,9 @@ def _lifted(fn):
     """The standard's function, taking NumPy arrays, lists and scalars for its arrays as
     NumPy does (Python scalars beside an array stay scalars: they keep the array's dtype)."""
     def f(*args, **kwargs):
+        if args and type(args[0]) is ndarray and (len(args) == 1 or type(args[1]) is ndarray
+                                                   or type(args[1]) in _WEAK_SCALARS):
+            return fn(*args, **kwargs)       # the common case, at the standard's cost
         like = next((a for a in args if isinstance(a, ndarray)), None)
         args = [_arr(a, like=like) if isinstance(a, _ARRAY_LIKES) else a for a in args]
         if like is None and args:
@@ -70,6 +73,7 @@ def _lifted(fn):
 
 
 _ARRAY_LIKES = (_np.ndarray, _np.generic, list, tuple)
+_WEAK_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 # the standard's functions that NumPy 2 spells the same
 _SHARED = """abs acos acosh add asin asinh atan atan2 atanh bitwise_and bitwise_invert
