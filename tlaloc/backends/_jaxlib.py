@@ -4,6 +4,8 @@ Supported: jaxlib >= 0.10, < 0.13. Everything below uses jaxlib's Python client,
 private entry points that avoid a 60-150 us per-array penalty on jaxlib >= 0.10 (see
 docs/runtime.md): `batched_device_put` for host-to-device, `execute_sharded` with
 `consume_with_handlers` for execution, and the buffer protocol for device-to-host on the CPU.
+DLPack export of a device buffer (`__dlpack__` of GPU arrays) is `buffer_to_dlpack_managed_tensor`
+(verified on jaxlib 0.10.2's CPU buffers; the GPU path runs the same call).
 """
 from __future__ import annotations
 
