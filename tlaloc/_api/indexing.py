@@ -336,7 +336,15 @@ class _BasicIndex(views.Step):
         self.key = key
         self.expanded = parsed.shape      # x's shape with a 1 at each None
         self.entries = parsed.entries     # an int or a slice per axis of that shape
-        self.shape = _basic_result_shape(parsed.shape, parsed.entries)
+        self.shape = tuple([len(range(*e.indices(n))) for n, e in zip(parsed.shape, parsed.entries)
+                            if type(e) is builtins.slice])
+
+    def is_scalar(self) -> bool:
+        """One int per axis (no slice, None or `...` in the key): NumPy returns a scalar,
+        a copy, not a view."""
+        key = self.key
+        return not self.shape and key is not Ellipsis and not (
+            type(key) is tuple and builtins.any(k is Ellipsis for k in key))
 
     def forward(self, node):
         out = o.reshape(_apply_basic(o.reshape(node, self.expanded), self.entries), self.shape)
@@ -357,28 +365,21 @@ class _BasicIndex(views.Step):
             expanded.insert(i, 0)
         strides, offset = [], 0
         for n, stride, e in zip(self.expanded, expanded, self.entries):
-            if isinstance(e, builtins.int):
-                offset += e * stride
-            else:
+            if type(e) is builtins.slice:
                 first, _, step = e.indices(n)
                 strides.append(stride * step)
                 if n:
                     offset += first * stride
+            else:
+                offset += e * stride
         return strides, offset
-
-
-def _scalar_key(key, ndim) -> bool:
-    """A key of one int per axis, for which NumPy returns a scalar (a copy), not a view."""
-    items = key if isinstance(key, tuple) else (key,)    # a basic key: no arrays in it
-    return len(items) == ndim and builtins.all(
-        not isinstance(k, builtins.slice) and k is not None and k is not Ellipsis for k in items)
 
 
 def getitem(x: Array, key):
     parsed = _parse(x, key)
     if not _has_arrays(parsed.entries):
         step = _BasicIndex(key, parsed)
-        if _scalar_key(key, x.ndim):
+        if step.is_scalar():
             return wrap(step.forward(x._node))
         strides, offset = step.layout(views.layout(x)[0], parsed.inserted)
         return views.view(x, step, strides, offset=offset)

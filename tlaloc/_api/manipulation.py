@@ -41,8 +41,7 @@ def reshape(x, /, shape, *, copy=None):
     if copy:
         return wrap(_reshape_node(node, dims))
     # a view where NumPy gives one: x's layout allows the new shape without moving elements
-    strides, itemsize = views.layout(x)
-    new_strides = views.reshaped_strides(x.shape, strides, itemsize, dims)
+    new_strides = views.reshaped(x, dims)
     if new_strides is None:
         if copy is False:
             raise ValueError(f"reshape: copy=False, but this array's elements (a "

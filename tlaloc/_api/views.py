@@ -17,7 +17,7 @@ updates fuse and compile with the rest, and derivatives flow through them.
 Which functions return views follows NumPy (docs/indexing.md, "Views"). Where NumPy's choice
 depends on memory layout (`reshape` of a non-contiguous view copies), each member also keeps
 the layout NumPy would give it (byte strides and item size), and `reshape` asks
-`reshaped_strides` as NumPy asks its no-copy reshape.
+`reshaped` as NumPy asks its no-copy reshape.
 
 Arrays that never take part in a view pay nothing: an Array's `_view` slot is unset until a
 view is taken of it (read it with `getattr(x, "_view", None)`), so only the view functions
@@ -44,12 +44,12 @@ class _Family:
 
     def __init__(self, node):
         self.storage = wrap(node)
-        self.members = []       # (weakref to an Array that shows part of it, its extent)
+        self.members = []       # (weakref to an Array that shows part of it, its _View)
         self.prune_at = 8
 
     def add(self, member: Array) -> None:
         members = self.members
-        members.append((weakref.ref(member), member._view.extent))
+        members.append((weakref.ref(member), member._view))
         if len(members) >= self.prune_at:   # views taken in a loop and dropped
             members[:] = [m for m in members if m[0]() is not None]
             self.prune_at = max(8, 2 * len(members))
@@ -59,29 +59,34 @@ class _View:
     """What a member knows: its family, the steps from the base's value to its own, and the
     layout NumPy would give it in the base's buffer (byte strides, item size, and the byte
     offset of its first element)."""
-    __slots__ = ("family", "steps", "strides", "itemsize", "offset", "extent")
+    __slots__ = ("family", "steps", "shape", "strides", "itemsize", "offset", "_extent")
 
     def __init__(self, family, steps, shape, strides, itemsize, offset):
         self.family = family
         self.steps = steps
+        self.shape = shape
         self.strides = strides
         self.itemsize = itemsize
         self.offset = offset
-        self.extent = _extent(shape, strides, itemsize, offset)
+        self._extent = False      # computed at the first write that asks
 
-
-def _extent(shape, strides, itemsize, offset):
-    """The bytes [first, last) of the base's buffer that an array of this layout spans (its
-    elements lie in them, not necessarily all of them); None when it has no element."""
-    if 0 in shape:
-        return None
-    first = last = offset
-    for n, s in zip(shape, strides):
-        if s < 0:
-            first += (n - 1) * s
-        else:
-            last += (n - 1) * s
-    return first, last + itemsize
+    @property
+    def extent(self):
+        """The bytes [first, last) of the base's buffer this member spans (its elements lie
+        in them, not necessarily all of them); None when it has no element."""
+        extent = self._extent
+        if extent is False:
+            extent = None
+            if 0 not in self.shape:
+                first = last = self.offset
+                for n, s in zip(self.shape, self.strides):
+                    if s < 0:
+                        first += (n - 1) * s
+                    else:
+                        last += (n - 1) * s
+                extent = (first, last + self.itemsize)
+            self._extent = extent
+        return extent
 
 
 # ----------------------------------------------------------------------------- layouts
@@ -102,8 +107,12 @@ def layout(x: Array):
     v = getattr(x, "_view", None)
     if v is not None:
         return v.strides, v.itemsize
-    itemsize = max(x.dtype.bits // 8, 1)
+    itemsize = _itemsize(x)
     return c_strides(x.shape, itemsize), itemsize
+
+
+def _itemsize(x: Array) -> int:
+    return max(x.dtype.bits // 8, 1)    # bool: one byte
 
 
 def _c_contiguous(shape, strides, itemsize) -> bool:
@@ -119,7 +128,16 @@ def _c_contiguous(shape, strides, itemsize) -> bool:
     return True
 
 
-def reshaped_strides(shape, strides, itemsize, new_shape):
+def reshaped(x: Array, new_shape):
+    """The byte strides of x reshaped to `new_shape` without a copy, or None where that is
+    impossible and NumPy's reshape copies."""
+    v = getattr(x, "_view", None)
+    if v is None:     # an array of its own: C-contiguous
+        return c_strides(new_shape, _itemsize(x))
+    return _reshaped_strides(x.shape, v.strides, v.itemsize, new_shape)
+
+
+def _reshaped_strides(shape, strides, itemsize, new_shape):
     """The byte strides of the array (`shape`, `strides`) reshaped to `new_shape` without a
     copy, or None where that is impossible and NumPy's reshape copies.
 
@@ -282,11 +300,12 @@ def assign(x: Array, new: Array, opname: str) -> Array:
     # blocks) cost one rebinding each, not one per live view.
     first, last = v.extent
     values = {(): value}   # members' values by their steps (views of one parent share them)
-    for ref, extent in family.members:
+    for ref, member in family.members:
+        extent = member.extent
         if extent is not None and extent[0] < last and first < extent[1]:
             m = ref()
             if m is not None and m is not x:
-                _show(m, _value_at(m._view.steps, values))
+                _show(m, _value_at(member.steps, values))
     return x
 
 
