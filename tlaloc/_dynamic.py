@@ -119,9 +119,13 @@ def _buckets(where, name, low, high, given) -> tuple:
 # ----------------------------------------------------------------------------- a call
 
 class _Call(threading.local):
-    """The sizes and buckets of the call in progress on this thread (for the compile log)."""
+    """The call in progress on this thread: its sizes and buckets (for the compile log), the
+    padded axes of the results the last trace made (`layout`) and of the program that ran
+    (`ran`)."""
     sizes: dict = {}
     buckets: dict = {}
+    layout: list = None
+    ran: list = None
 
 
 _call = _Call()
@@ -177,12 +181,13 @@ def padded(x, sizes: dict):
                                     interior=(0,) * len(shape)))
 
 
-def unpadded(x, sizes: dict):
-    """A result `x` sliced to the true sizes of its dynamic axes ({name: size})."""
-    if not isinstance(x, Array) or x._names is None:
+def unpadded(x, padded_as, sizes: dict):
+    """A result `x` sliced to the true sizes ({name: size}) of its padded axes (`padded_as`:
+    the dynamic axis' name or None per axis, or None)."""
+    if not isinstance(x, Array) or padded_as is None:
         return x
     shape = x.shape
-    limit = tuple(sizes.get(n, s) if n is not None else s for n, s in zip(x._names, shape))
+    limit = tuple(sizes[n] if n is not None else s for n, s in zip(padded_as, shape))
     if limit == shape:
         return x
     node = x._node
@@ -206,8 +211,9 @@ def lengths_for(sizes: dict, names, device) -> tuple:
 def padded_program(fun, axes):
     """`fun` as the padded program traces it: g(*args, *lengths, **kwargs) runs `fun` with
     the dynamic axes' lengths set (tlaloc.dim_size, mean, var read them) and returns its
-    results rewritten by the padding rules. A result's padded axes carry their dynamic name
-    and its other axes none (how the caller knows what to slice back)."""
+    results rewritten by the padding rules. Which axes of its results are padded (what the
+    caller slices back) it leaves in `_call.layout`: per result leaf, the dynamic axis' name
+    or None per axis, or None."""
     names = tuple(axes)
     ranges = {n: (a.low, a.high) for n, a in axes.items()}
 
@@ -221,8 +227,10 @@ def padded_program(fun, axes):
             result = fun(*args, **kwargs)
             leaves, structure = _tree.flatten(result)
             env, layout = rewrite([x._node for x in leaves if isinstance(x, Array)])
-            out = [Array._from_node(_marked(env.get(x._node, x._node), layout, names))
-                   if isinstance(x, Array) else x for x in leaves]
+            out = [Array._from_node(env.get(x._node, x._node)) if isinstance(x, Array) else x
+                   for x in leaves]
+            _call.layout = [_padded_as(layout(x._node)) if isinstance(x, Array) else None
+                            for x in out]
         finally:
             pd.current.ranges, pd.current.lengths = saved
         return _tree.unflatten(structure, out)
@@ -232,13 +240,9 @@ def padded_program(fun, axes):
     return g
 
 
-def _marked(node, layout, dynamic):
-    """`node` named so that exactly its padded axes carry dynamic names."""
-    lengths = layout(node)
-    names = node.aval.names or (None,) * len(node.aval.shape)
-    want = tuple(pd.name_of(n) if n is not None else (None if m in dynamic else m)
-                 for m, n in zip(names, lengths or (None,) * len(names)))
-    return lax.rename(node, names=want if any(want) else None)
+def _padded_as(lengths):
+    """Padded axes as names: the dynamic axis' name or None per axis, or None."""
+    return None if lengths is None else tuple(None if n is None else pd.name_of(n) for n in lengths)
 
 
 def rewrite(targets):
@@ -346,6 +350,15 @@ class _BucketJitted(_jit.Jitted):
     def _compile_details(self):
         return {"bucket": dict(_call.buckets), "sizes": dict(_call.sizes)}
 
+    def _trace_once(self, *how, **options):
+        traced = super()._trace_once(*how, **options)
+        traced.layout = _call.layout          # which result axes are padded
+        return traced
+
+    def _run(self, traced, *rest):
+        _call.ran = traced.layout
+        return super()._run(traced, *rest)
+
 
 class DynamicJitted:
     """tlaloc.jit(f, dynamic=..., buckets=...): pads each call to its bucket and runs the
@@ -394,14 +407,16 @@ class DynamicJitted:
         key = tuple(buckets.items())
         self.calls_by_bucket[key] = self.calls_by_bucket.get(key, 0) + 1
         lengths = tuple(self._length(name, sizes[name], device) for name in self.axes)
-        _call.sizes, _call.buckets = sizes, buckets
+        _call.sizes, _call.buckets, _call.ran, _call.layout = sizes, buckets, None, None
         try:
             result = self._padded(*args, *lengths, **kwargs)
+            layout = _call.ran if _call.ran is not None else _call.layout   # (g run inline)
         finally:
             _call.sizes, _call.buckets = {}, {}
         if isinstance(result, Array):
-            return unpadded(result, sizes)
-        return _tree.tree_map(lambda x: unpadded(x, sizes), result)
+            return unpadded(result, layout[0], sizes)
+        leaves, structure = _tree.flatten(result)
+        return _tree.unflatten(structure, [unpadded(x, p, sizes) for x, p in zip(leaves, layout)])
 
     def _length(self, name, size, device):
         """The 0-d int32 array of a true size, made once per size and device (an input
@@ -426,9 +441,10 @@ class DynamicExported:
     """An exported program with dynamic axes: one exported program per bucket combination,
     so it serves every size in the declared ranges (docs/dynamic-shapes.md)."""
 
-    def __init__(self, axes, programs):
+    def __init__(self, axes, programs, layouts):
         self.axes = axes              # {name: Axis}
         self.programs = programs      # {(bucket per name, in axes order): Exported}
+        self.layouts = layouts        # the same keys: per result leaf, its padded axes' names
 
     def __repr__(self):
         ranges = ", ".join(f"{n} in [{a.low}, {a.high}]" for n, a in self.axes.items())
@@ -438,11 +454,13 @@ class DynamicExported:
         leaves, _ = _tree.flatten(args)
         sizes = sizes_of("Exported.call", self.axes, leaves)
         buckets = {n: self.axes[n].bucket(s) for n, s in sizes.items()}
-        program = self.programs[tuple(buckets[n] for n in self.axes)]
+        key = tuple(buckets[n] for n in self.axes)
         device = next((x.device for x in leaves if isinstance(x, Array)), None)
         args = _tree.tree_map(lambda x: padded(x, buckets), args)
-        result = program.call(*args, *lengths_for(sizes, self.axes, device))
-        return _tree.tree_map(lambda x: unpadded(x, sizes), result)
+        result = self.programs[key].call(*args, *lengths_for(sizes, self.axes, device))
+        leaves, structure = _tree.flatten(result)
+        return _tree.unflatten(structure, [unpadded(x, p, sizes)
+                                           for x, p in zip(leaves, self.layouts[key])])
 
     __call__ = call
 
@@ -452,7 +470,9 @@ class DynamicExported:
         blobs = []
         for key, program in self.programs.items():
             blob = program.serialize()
-            head["programs"].append({"buckets": list(key), "nbytes": len(blob)})
+            head["programs"].append({"buckets": list(key), "nbytes": len(blob),
+                                     "layout": [None if p is None else list(p)
+                                                for p in self.layouts[key]]})
             blobs.append(blob)
         text = json.dumps(head, separators=(",", ":")).encode("utf-8")
         return _MAGIC + struct.pack("<Q", len(text)) + text + b"".join(blobs)
@@ -465,11 +485,14 @@ class DynamicExported:
             head = json.loads(blob[start:start + size].decode("utf-8"))
             axes = {n: Axis(n, int(lo), int(hi), tuple(int(b) for b in bs))
                     for n, (lo, hi, bs) in head["axes"].items()}
-            offset, programs = start + size, {}
+            offset, programs, layouts = start + size, {}, {}
             for entry in head["programs"]:
-                n = int(entry["nbytes"])
-                programs[tuple(int(b) for b in entry["buckets"])] = _export.deserialize(
-                    blob[offset:offset + n])
+                n, key = int(entry["nbytes"]), tuple(int(b) for b in entry["buckets"])
+                programs[key] = _export.deserialize(blob[offset:offset + n])
+                layouts[key] = [None if p is None else tuple(None if a is None else str(a) for a in p)
+                                for p in entry["layout"]]
+                if any(a is not None and a not in axes for p in layouts[key] for a in p or ()):
+                    raise ValueError("a result's padded axis is not a dynamic axis")
                 offset += n
         except (KeyError, TypeError, ValueError, struct.error, RecursionError) as e:
             raise ValueError(f"tlaloc.deserialize: corrupt exported program with dynamic axes "
@@ -479,7 +502,7 @@ class DynamicExported:
         if missing:
             raise ValueError(f"tlaloc.deserialize: corrupt exported program with dynamic axes "
                              f"(no program for buckets {missing[0]})")
-        return cls(axes, programs)
+        return cls(axes, programs, layouts)
 
 
 def _export_dynamic(fun, axes, args):
@@ -492,7 +515,7 @@ def _export_dynamic(fun, axes, args):
         raise ValueError(f"tlaloc.export: the dynamic axes' buckets make {len(combos)} programs "
                          f"(more than {MAX_EXPORTED_PROGRAMS}); give fewer buckets (buckets=)")
     g = padded_program(fun, axes)
-    programs = {}
+    programs, layouts = {}, {}
     for combo in combos:
         buckets = dict(zip(axes, combo))
         abstract = _tree.tree_map(lambda x: _abstract(x, buckets) if isinstance(x, Array) else x, args)
@@ -500,7 +523,8 @@ def _export_dynamic(fun, axes, args):
         lengths = tuple(Array._from_node(Node(None, (), None, Aval((), dt.int32), device))
                         for _ in axes)
         programs[combo] = _export._trace(g, tuple(abstract) + lengths)
-    return DynamicExported(axes, programs)
+        layouts[combo] = _call.layout
+    return DynamicExported(axes, programs, layouts)
 
 
 def _abstract(x, buckets):
