@@ -114,6 +114,17 @@ def test_special_values_stay_in_the_data(tier, name):
     _run(f, tier, lambda b, s: (b, s, 3), "float32", special=True, seed=3)
 
 
+@pytest.mark.parametrize("dtype", ["complex128", "float16"])
+def test_complex_and_half_precision_means(tier, dtype):
+    rng = np.random.default_rng(6)
+    jf = xp.jit(lambda x: (xp.mean(x, axis=1), xp.sum(x * x, axis=0)), dynamic=DYN)
+    for b, s in SIZES[:3]:
+        a = rng.standard_normal((b, s)) + (1j * rng.standard_normal((b, s)) if dtype == "complex128" else 0)
+        x = xp.asarray(a.astype(dtype), names=NAMES[:2], device=tier)
+        for got, want in zip(jf(x), (xp.mean(x, axis=1), xp.sum(x * x, axis=0))):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3 if dtype == "float16" else 1e-12)
+
+
 @pytest.mark.parametrize("dtype", ["int32", "bool"])
 def test_integer_and_bool_reductions_are_exact(tier, dtype):
     def f(x):
