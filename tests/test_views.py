@@ -467,6 +467,29 @@ def test_grad_flows_through_writes(tier):
     assert_matches(xp.grad(_writes)(x), np.asarray(jax.grad(ref)(jnp.asarray(X))))
 
 
+def test_grad_through_writes_into_the_differentiated_argument(tier):
+    """Writes into x itself, through views, inside the function: the derivative is that of
+    the written value (jax's .at updates as the reference); the caller's x is unchanged."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def f(x):
+        top = x[0]
+        top *= x[1]                     # x[0] = x[0] * x[1]
+        xp.flip(x, axis=1)[:, 0] += 2.0   # the last column
+        return xp.sum(xp.sin(x) * x)
+
+    def ref(x):
+        x = x.at[0].set(x[0] * x[1])
+        x = x.at[:, -1].add(2.0)
+        return jnp.sum(jnp.sin(x) * x)
+
+    x = xp.asarray(X, device=tier)
+    assert_matches(xp.grad(f)(x), np.asarray(jax.grad(ref)(jnp.asarray(X))))
+    assert_matches(x, X, exact=True)
+
+
 def test_grad_through_writes_matches_finite_differences(tier):
     x = xp.asarray(X, device=tier)
     g = np.asarray(xp.grad(_writes)(x))
