@@ -126,3 +126,18 @@ def test_cuda_arrays_export_device_memory_without_a_copy():
             assert c.data.ptr == pointer
             got = lib.asnumpy(c)
         np.testing.assert_array_equal(got, np.arange(12.0, dtype=np.float32).reshape(3, 4) * 2)
+
+
+@pytest.mark.parametrize("device", ["cpu", "interpreter"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 0)])
+def test_bfloat16_exports_through_jaxlib(device, shape):
+    """NumPy's DLPack has no bfloat16; tlaloc exports a copy through jaxlib's capsule, which
+    jax (or PyTorch) imports."""
+    jax = pytest.importorskip("jax")
+    values = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) * 0.5 - 1
+    x = xp.asarray(values, dtype=xp.bfloat16, device=device)
+    got = jax.dlpack.from_dlpack(_Capsule(x.__dlpack__()))
+    assert got.dtype == xp.bfloat16.numpy and got.shape == shape
+    np.testing.assert_array_equal(np.asarray(got, dtype=np.float32), values)
+    with pytest.raises(BufferError, match="bfloat16"):
+        x.__dlpack__(copy=False)

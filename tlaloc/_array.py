@@ -239,6 +239,8 @@ class Array:
                                   "memory; host memory (dl_device=(1, 0)) needs a copy")
             copy = True
         host = self._numpy()   # read-only: the value is immutable
+        if self.dtype is dt.bfloat16:
+            return _bfloat16_capsule(host, copy, stream)
         if copy is not False:
             host = np.array(host, copy=True)    # writeable, owned by the consumer
         elif max_version is None or tuple(max_version) < (1, 0):
@@ -291,6 +293,19 @@ class Array:
         device = self.device
         return (_unpickle, (self._numpy(), self.dtype.name, device.platform, device.index,
                             self._node.aval.names))
+
+
+def _bfloat16_capsule(host, copy, stream):
+    """A DLPack capsule of a bfloat16 value, which NumPy's DLPack cannot export: from a copy
+    in a CPU buffer, through jaxlib. Its capsule (DLPack 0.x) cannot mark memory read-only,
+    so the consumer always gets its own copy (copy=False: BufferError)."""
+    if copy is False:
+        raise BufferError("__dlpack__(copy=False): bfloat16 values are exported through a "
+                          "copy (their DLPack 0.x capsule cannot be read-only)")
+    cpu = as_device("cpu")
+    leaf = _graph.leaf(host, _graph.Aval(host.shape, dt.bfloat16), cpu)
+    # copy=True: a 0-d value's buffer may be the CPU backend's shared scalar
+    return cpu.backend.to_dlpack(leaf, stream=stream, copy=True)
 
 
 def _unpickle(host, dtype_name, platform, index, names) -> Array:
