@@ -22,8 +22,14 @@ the shapes of rule:
   * `reduction(name, identity)`: padded reduced axes are filled with the identity first;
   * `along(name, axes_of, why)`: harmless unless the operation works along a padded axis,
     where it cannot;
+  * `trailing(name, core_rank, why)`: matrix functions, harmless along batch axes only;
   * `cannot(name, why)`: the operation cannot honour padding: PaddingError at trace time
     naming the primitive and the axis.
+
+and the rules of single primitives follow: windows and indices kept inside the true length
+(`slice_rule`, `dynamic_slice_rule`, `dynamic_update_slice_rule`, `gather_rule`,
+`scatter_rule`), `reverse_rule`, `sort_rule` (padding sorts last), `dot_general_rule`
+(contracted padding is zero), `renames`.
 """
 from __future__ import annotations
 
@@ -97,11 +103,11 @@ def valid(x, lengths, axes=None):
 def filled(x, lengths, axes, value):
     """`x` with `value` at the padding positions of its padded axes among `axes` (`lengths`
     as a rule receives it: a true length or None per axis)."""
-    mask = valid(x, lengths, axes)
-    if mask is None:
+    inside = valid(x, lengths, axes)
+    if inside is None:
         return x
     fill = lax.constant(shape=(), dtype=x.aval.dtype, value=value, device=x.device)
-    return lax.select(mask, x, fill)
+    return lax.select(inside, x, fill)
 
 
 def clamped(start, high):
