@@ -577,8 +577,15 @@ for _name, _p in REGISTRY.items():
         CASES[_name] = (binary if n_operands == 2 else unary)(_name)
 
 
+# The mesh primitives need several devices, which this process does not have (the CPU device
+# count is fixed when the client is made): tests/test_sharding.py runs each of them on 4 CPU
+# devices in a subprocess and compares every result with the interpreter's.
+ON_A_MESH = {"sharding_constraint", "shard_map", "psum", "pmax", "pmin", "all_gather",
+             "psum_scatter", "ppermute", "all_to_all", "axis_index"}
+
+
 def test_every_primitive_has_a_case():
-    missing = sorted(set(REGISTRY) - set(CASES))
+    missing = sorted(set(REGISTRY) - set(CASES) - ON_A_MESH)
     assert not missing, f"primitives without an agreement case: {missing}"
 
 
@@ -635,7 +642,7 @@ def _known(name, label):
     return any(n == name and label.startswith(prefix) for n, prefix in KNOWN)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(set(REGISTRY) - ON_A_MESH))
 def test_backends_agree(name):
     failures = []
     for label, i, c, exact in _run(CASES[name]):
