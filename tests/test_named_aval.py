@@ -126,8 +126,17 @@ def _axis_taking_functions():
     return found
 
 
+# Axis-taking functions whose names are covered where they can run: the collectives only
+# inside a shard_map on a mesh of several devices, and vmap's `axis` is the name it maps.
+COVERED_ELSEWHERE = {
+    "all_gather": "tests/test_sharding.py (axis='batch', axis='b' on 4 CPU devices)",
+    "psum_scatter": "tests/test_sharding.py (axis='h', axis='feat' on 4 CPU devices)",
+    "vmap": "tests/test_vmap.py (vmap(f, axis='batch'))",
+}
+
+
 def test_every_axis_taking_function_has_named_axis_coverage():
-    missing = sorted(set(_axis_taking_functions()) - set(CALLS))
+    missing = sorted(set(_axis_taking_functions()) - set(CALLS) - set(COVERED_ELSEWHERE))
     assert not missing, f"axis-taking functions without named-axis coverage: {missing}"
 
 
