@@ -325,7 +325,8 @@ def trunc(x, /):
 def real(x, /):
     """The real part: a view of x, as in NumPy (x itself, viewed, when x is real)."""
     node = _require("real", x, dt.ALL_KINDS, "numeric")
-    return _part(x, views.RealPart() if node.aval.dtype.kind == "c" else views.Reshape(x.shape))
+    complex_ = node.aval.dtype.kind == "c"
+    return _part(x, views.ComplexPart(False) if complex_ else views.Reshape(x.shape))
 
 
 def imag(x, /):
@@ -333,7 +334,7 @@ def imag(x, /):
     are read-only, not a view)."""
     node = _require("imag", x, dt.ALL_KINDS, "numeric")
     if node.aval.dtype.kind == "c":
-        return _part(x, views.ImagPart())
+        return _part(x, views.ComplexPart(True))
     return wrap(_const_like(node, 0))
 
 

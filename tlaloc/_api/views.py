@@ -237,28 +237,20 @@ class Reverse(Step):
         return self.forward(value)
 
 
-class RealPart(Step):
-    """real of a complex array."""
-    __slots__ = ()
-    imaginary = False
+class ComplexPart(Step):
+    """real or imag of a complex array."""
+    __slots__ = ("imaginary",)
+
+    def __init__(self, imaginary: bool):
+        self.imaginary = imaginary
 
     def forward(self, node):
-        return lax.real(node)
+        return lax.imag(node) if self.imaginary else lax.real(node)
 
     def backward(self, parent, value):
+        if self.imaginary:
+            return lax.complex(lax.real(parent), value)
         return lax.complex(value, lax.imag(parent))
-
-
-class ImagPart(Step):
-    """imag of a complex array."""
-    __slots__ = ()
-    imaginary = True
-
-    def forward(self, node):
-        return lax.imag(node)
-
-    def backward(self, parent, value):
-        return lax.complex(lax.real(parent), value)
 
 
 # ----------------------------------------------------------------------------- views and writes
