@@ -389,3 +389,32 @@ def test_the_compile_cache_tells_bodies_apart(tier):
     rev = xp.scan(lambda c, r: (c * 2 + r, c), 0.0, x, reverse=True)[1]
     assert_matches(fwd, np.array([0.0, 0.5]))
     assert_matches(rev, np.array([1.0, 0.0]))
+
+
+# ----------------------------------------------------------------------------- random keys
+
+def test_a_generator_advances_through_loops_and_branches():
+    """A tlaloc.random.Generator used in a body draws new numbers at every step (its key is
+    carried), and the generator continues after the loop: the same stream as drawing one
+    number at a time outside any loop."""
+    import tlaloc.random as xr
+    stream = xr.Generator(7)
+    want = to_numpy(xp.stack([stream.normal(()) for _ in range(6)]))
+
+    g = xr.Generator(7)
+    _, ys = xp.scan(lambda c, _: (c, g.normal(())), 0.0, None, length=4)
+    assert_matches(ys, want[:4])
+    assert_matches(g.normal(()), want[4])
+
+    g = xr.Generator(7)
+    total = xp.fori_loop(0, 3, lambda i, v: v + g.normal(()), 0.0)
+    assert_matches(total, want[:3].sum())
+    _, acc = xp.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] + g.normal(())),
+                           (0, 0.0))
+    assert_matches(acc, want[3:5].sum())
+    assert_matches(xp.cond(True, lambda a: a + g.normal(()), lambda a: a, 0.0), want[5])
+
+    g = xr.Generator(7)
+    f = xp.jit(lambda: xp.scan(lambda c, _: (c, g.normal(())), 0.0, None, length=3)[1])
+    assert_matches(f(), want[:3])
+    assert_matches(f(), want[3:6])     # the next call continues the stream

@@ -9,6 +9,7 @@ same structure, shapes, dtypes and axis names; the error names the element that 
 from __future__ import annotations
 
 from . import _dtypes as dt
+from . import _state
 from . import _tree
 from . import tree as _public_tree
 from ._api import creation as _creation
@@ -107,6 +108,50 @@ def _arrays(structure, nodes):
     return _tree.unflatten(structure, [wrap(n) for n in nodes])
 
 
+# ----------------------------------------------------------------------------- states
+#
+# A function that draws random numbers reads and advances a state cell (a
+# tlaloc.random.Generator's key). Traced once for a whole loop, it would read the same key at
+# every step (every step would draw the same numbers), and the key it advanced would be a
+# value of the body. So the functions are traced inside a state frame first; when they touch
+# cells, the construct runs again with the keys as extra carries (loops) or operands and
+# results (branches), and the cells get the keys it returns.
+
+def _touched(trace_all):
+    """(trace_all(), the state cells the traced functions read or wrote)."""
+    with _state.Frame() as frame:
+        result = trace_all()
+    return result, [cell for cell, _, _ in frame.threaded()]
+
+
+def _keys_of(cells):
+    """The cells' current keys (an enclosing jit trace threads each cell from here on)."""
+    return [cell.get() for cell in cells]
+
+
+def _reading_keys(cells, fn, returns_keys):
+    """`fn` taking the cells' keys as its last argument: they are set as the cells' values
+    while it runs (and restored after); with `returns_keys`, the result is (fn's result,
+    the cells' keys after it)."""
+    def wrapped(*args):
+        *args, keys = args
+        saved = [cell._value for cell in cells]
+        for cell, key in zip(cells, keys):
+            cell._value = key
+        try:
+            out = fn(*args)
+            return (out, [cell._value for cell in cells]) if returns_keys else out
+        finally:
+            for cell, value in zip(cells, saved):
+                cell._value = value
+    return wrapped
+
+
+def _store_keys(cells, keys):
+    for cell, key in zip(cells, keys):
+        cell.set(key)
+
+
 def _index_and_value(what, structure):
     """fori_loop's carry is (index, value): its errors name the user's value's leaves."""
     if what != "fori_loop":
@@ -166,7 +211,15 @@ def switch(index, branches, *operands):
 def _branches(what, index, fns, operands, device):
     op_nodes, op_structure = _nodes(what, "operands", operands, device)
     in_avals = [n.aval for n in op_nodes]
-    traces = [_traced(what, name, f, op_structure, in_avals, device)[:2] for name, f in fns]
+    traces, cells = _touched(lambda: [_traced(what, name, f, op_structure, in_avals, device)[:2]
+                                      for name, f in fns])
+    if cells:    # random keys go in as operands and come back as results
+        keys = _keys_of(cells)
+        with_keys = [(name, lambda *a, f=f: _reading_keys(cells, f, True)(*a[:-1], list(a[-1])))
+                     for name, f in fns]
+        out, keys = _branches(what, index, with_keys, (*operands, keys), device)
+        _store_keys(cells, keys)
+        return out
     first_name = fns[-1][0] if what == "cond" else fns[0][0]
     first, s0 = traces[-1] if what == "cond" else traces[0]
     for (name, _), (t, s) in zip(fns, traces):
@@ -205,13 +258,16 @@ def _while(what, cond_name, cond_fun, body_name, body_fun, init):
     nodes, structure = _nodes(what, "init", init, device)
     avals = [n.aval for n in nodes]
     args = _tree.Structure("tuple", None, (structure,))
-    tc, _, _ = _traced(what, cond_name, cond_fun, args, avals, device)
-    if len(tc.outputs) != 1 or tc.outputs[0].aval.shape != () \
-            or tc.outputs[0].aval.dtype is not dt.bool:
-        got = ", ".join(_describe(o.aval) for o in tc.outputs) or "nothing"
-        raise TypeError(f"{what}: {cond_name} must return a 0-d bool array, got {got}")
-    tb, _, _ = _traced(what, body_name, body_fun, args, avals, device,
-                       expect=(structure, avals, "carry", _index_and_value(what, structure)))
+    (tc, tb), cells = _touched(lambda: _while_traces(what, cond_name, cond_fun, body_name,
+                                                     body_fun, structure, args, avals, device))
+    if cells:    # random keys ride along as carries
+        keys = _keys_of(cells)
+        cond_k = _reading_keys(cells, lambda c: cond_fun(c), False)
+        body_k = _reading_keys(cells, lambda c: body_fun(c), True)
+        out, keys = _while(what, cond_name, lambda c: cond_k(c[0], c[1]), body_name,
+                           lambda c: body_k(c[0], c[1]), (init, keys))
+        _store_keys(cells, keys)
+        return out
     captured = control.union([tc.captured, tb.captured])
     params = {"cond": control.build(tc, captured), "body": control.build(tb, captured),
               "n_carry": len(nodes)}
@@ -219,6 +275,18 @@ def _while(what, cond_name, cond_fun, body_name, body_fun, init):
         return init
     out = control.results(control.while_, (*nodes, *captured), params, range(len(nodes)), device)
     return _arrays(structure, out)
+
+
+def _while_traces(what, cond_name, cond_fun, body_name, body_fun, structure, args, avals,
+                  device):
+    tc, _, _ = _traced(what, cond_name, cond_fun, args, avals, device)
+    if len(tc.outputs) != 1 or tc.outputs[0].aval.shape != () \
+            or tc.outputs[0].aval.dtype is not dt.bool:
+        got = ", ".join(_describe(o.aval) for o in tc.outputs) or "nothing"
+        raise TypeError(f"{what}: {cond_name} must return a 0-d bool array, got {got}")
+    tb, _, _ = _traced(what, body_name, body_fun, args, avals, device,
+                       expect=(structure, avals, "carry", _index_and_value(what, structure)))
+    return tc, tb
 
 
 # ----------------------------------------------------------------------------- fori_loop
@@ -319,10 +387,20 @@ def _scan(what, fn_name, f, init, xs, length, reverse, unroll):
                             f"{type(result).__name__}")
         return result[0], result[1]
 
-    traced, _, y_structure = _traced(what, fn_name, f, args, c_avals + row_avals, device,
-                                     expect=(c_structure, c_avals, "carry",
-                                             _index_and_value(what, c_structure)),
-                                     split=split)
+    (traced, _, y_structure), cells = _touched(lambda: _traced(
+        what, fn_name, f, args, c_avals + row_avals, device,
+        expect=(c_structure, c_avals, "carry", _index_and_value(what, c_structure)),
+        split=split))
+    if cells:    # random keys ride along as carries
+        step = _reading_keys(cells, f, True)
+
+        def f_keys(carry_keys, x):
+            (c, y), keys = step(carry_keys[0], x, carry_keys[1])
+            return (c, keys), y
+        (out, keys), ys = _scan(what, fn_name, f_keys, (init, _keys_of(cells)), xs, length,
+                                reverse, unroll)
+        _store_keys(cells, keys)
+        return out, ys
     body = control.build(traced, traced.captured)
     n_y = len(traced.outputs) - len(carry)
     params = {"body": body, "n_carry": len(carry), "n_xs": len(x_nodes), "length": length,
