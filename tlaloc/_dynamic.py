@@ -30,7 +30,7 @@ from . import _dtypes as dt
 from ._api._core import wrap
 from ._array import Array
 from ._context import trace
-from ._graph import Aval, Node, bind, leaf
+from ._graph import Aval, Node, leaf
 from ._prims import lax
 from ._prims import padding as pd
 from .autodiff.engine import is_tracing
@@ -223,16 +223,18 @@ def padded_program(fun, axes):
         saved = pd.current.ranges, pd.current.lengths
         pd.current.ranges = ranges
         pd.current.lengths = {n: x._node for n, x in zip(names, lengths)}
+        pd.current.regions = {}
         try:
             result = fun(*args, **kwargs)
             leaves, structure = _tree.flatten(result)
-            env, layout = rewrite([x._node for x in leaves if isinstance(x, Array)])
+            env, layout = pd.rewrite([x._node for x in leaves if isinstance(x, Array)])
             out = [Array._from_node(env.get(x._node, x._node)) if isinstance(x, Array) else x
                    for x in leaves]
             _call.layout = [_padded_as(layout(x._node)) if isinstance(x, Array) else None
                             for x in out]
         finally:
             pd.current.ranges, pd.current.lengths = saved
+            pd.current.regions = {}
         return _tree.unflatten(structure, out)
 
     g.__name__ = getattr(fun, "__name__", "function")
@@ -243,86 +245,6 @@ def padded_program(fun, axes):
 def _padded_as(lengths):
     """Padded axes as names: the dynamic axis' name or None per axis, or None."""
     return None if lengths is None else tuple(None if n is None else pd.name_of(n) for n in lengths)
-
-
-def rewrite(targets):
-    """The pending graph behind `targets`, padding-correct: ({node: its replacement},
-    layout), where layout(node) gives a node's padded axes (a true length or None per axis,
-    or None). Each operation with a padded operand is recorded again by its primitive's
-    padding rule; operations downstream of a replaced one are recorded again on the
-    replacements. Padded axes are tracked by position: the arguments' are their dynamic
-    axes, a result's are what the primitive's names rule gives for its operands' padded
-    axes (or what its padding rule says)."""
-    order, seen, stack = [], set(), list(targets)
-    while stack:
-        n = stack.pop()
-        if n in seen or n.prim is None or n.value is not None:
-            continue
-        seen.add(n)
-        order.append(n)
-        stack.extend(n.inputs)
-    order.sort(key=lambda n: n.number)
-    env, padded_by = {}, {}
-
-    def layout(node):
-        if node.prim is None or node.value is not None:
-            return pd.lengths_of(node)     # an argument: by its names
-        return padded_by.get(node)
-
-    for node in order:
-        inputs = tuple(env.get(i, i) for i in node.inputs)
-        lengths = tuple(layout(i) for i in inputs)
-        if any(ls is not None for ls in lengths):
-            new, out = _apply_rule(node, inputs, lengths)
-            if out is not None:
-                padded_by[new] = out
-            if new.aval.names != node.aval.names:      # names as the function recorded them
-                new = lax.rename(new, names=node.aval.names)
-                if out is not None:
-                    padded_by[new] = out
-        elif any(a is not b for a, b in zip(inputs, node.inputs)):
-            new = bind(node.prim, inputs, node.params, node.device)
-        else:
-            continue
-        env[node] = new
-    return env, layout
-
-
-def _apply_rule(node, inputs, lengths):
-    """(replacement, its padded axes) of `node` by its primitive's padding rule."""
-    prim = node.prim
-    if prim.padding is None:
-        raise NotImplementedError(f"jit(dynamic=...): primitive {prim.name} has no padding rule, "
-                                  "so it cannot run on an operand padded along a dynamic axis")
-    result = prim.padding(lengths, *inputs, **node.params)
-    new, said = result if isinstance(result, tuple) else (result, None)
-    if new.aval.shape != node.aval.shape or new.aval.dtype is not node.aval.dtype:
-        raise AssertionError(f"internal: {prim.name}'s padding rule changed {node.aval} into "
-                             f"{new.aval}")
-    if isinstance(result, tuple) and said is not pd.KEEPS:
-        return new, said                   # the rule knows the result's padded axes
-    out = _by_names(prim, node.aval, inputs, lengths, node.params)
-    if said is pd.KEEPS:
-        kept = {n for n in out or () if n is not None}
-        for x, ls in zip(inputs, lengths):
-            for axis, n in pd.padded(ls).items():
-                if n not in kept:
-                    pd.refuse(prim.name, x, axis, n, "the result no longer has this axis whole "
-                              "(merged or split); keep dynamic axes as axes of their own")
-    return new, out
-
-
-def _by_names(prim, out_aval, inputs, lengths, params):
-    """The result's padded axes by the primitive's names rule, applied to the operands'
-    padded axes named by their dynamic names."""
-    avals = [Aval(x.aval.shape, x.aval.dtype,
-                  None if ls is None else tuple(None if n is None else pd.name_of(n) for n in ls))
-             for x, ls in zip(inputs, lengths)]
-    names = prim.names(Aval(out_aval.shape, out_aval.dtype), *avals, **params)
-    if names is None:
-        return None
-    out = tuple(pd.current.lengths.get(n) for n in names)
-    return out if any(n is not None for n in out) else None
 
 
 def _described(buckets) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import threading
 
 from .. import _dtypes as dt
+from .. import _graph
 from .._graph import bind
 from . import lax
 from .core import REGISTRY as _P
@@ -46,10 +47,12 @@ class PaddingError(ValueError):
 
 
 class DynamicAxes(threading.local):
-    """The dynamic axes of the trace in progress on this thread: {name: (low, high)}, and the
-    true lengths as 0-d int32 nodes ({name: node}); empty outside a dynamic trace."""
+    """The dynamic axes of the trace in progress on this thread: {name: (low, high)}, the
+    true lengths as 0-d int32 nodes ({name: node}), empty outside a dynamic trace; and the
+    region ops (cond) already rewritten, whose other results are found there."""
     ranges: dict = {}
     lengths: dict = {}
+    regions: dict = {}
 
 
 current = DynamicAxes()
@@ -78,6 +81,91 @@ def name_of(length) -> str:
 def refuse(prim, x, axis, length, why):
     raise PaddingError(f"{prim}: cannot honour padding along dynamic axis {name_of(length)!r} "
                        f"(axis {axis} of a {x.aval.shape} operand): {why}")
+
+
+# ----------------------------------------------------------------------------- the rewrite
+
+def rewrite(targets, known=None):
+    """The pending graph behind `targets`, padding-correct: ({node: its replacement},
+    layout), where layout(node) gives a node's padded axes (a true length or None per axis,
+    or None). Each operation with a padded operand is recorded again by its primitive's
+    padding rule; operations downstream of a replaced one are recorded again on the
+    replacements. Padded axes are tracked by position: the arguments' are their dynamic
+    axes (or `known`: {leaf: its padded axes}, a sub-program's placeholders), a result's are
+    what the primitive's names rule gives for its operands' padded axes (or what its padding
+    rule says)."""
+    order, seen, stack = [], set(), list(targets)
+    while stack:
+        n = stack.pop()
+        if n in seen or n.prim is None or n.value is not None:
+            continue
+        seen.add(n)
+        order.append(n)
+        stack.extend(n.inputs)
+    order.sort(key=lambda n: n.number)
+    env, padded_by = {}, {}
+
+    def layout(node):
+        if known and node in known:
+            return known[node]
+        if node.prim is None or node.value is not None:
+            return lengths_of(node)     # an argument: by its names
+        return padded_by.get(node)
+
+    for node in order:
+        inputs = tuple(env.get(i, i) for i in node.inputs)
+        lengths = tuple(layout(i) for i in inputs)
+        if any(ls is not None for ls in lengths):
+            new, out = _apply_rule(node, inputs, lengths)
+            if out is not None:
+                padded_by[new] = out
+            if new.aval.names != node.aval.names:      # names as the function recorded them
+                new = lax.rename(new, names=node.aval.names)
+                if out is not None:
+                    padded_by[new] = out
+        elif any(a is not b for a, b in zip(inputs, node.inputs)):
+            new = bind(node.prim, inputs, node.params, node.device)
+        else:
+            continue
+        env[node] = new
+    return env, layout
+
+
+def _apply_rule(node, inputs, lengths):
+    """(replacement, its padded axes) of `node` by its primitive's padding rule."""
+    prim = node.prim
+    if prim.padding is None:
+        raise NotImplementedError(f"jit(dynamic=...): primitive {prim.name} has no padding rule, "
+                                  "so it cannot run on an operand padded along a dynamic axis")
+    result = prim.padding(lengths, *inputs, **node.params)
+    new, said = result if isinstance(result, tuple) else (result, None)
+    if new.aval.shape != node.aval.shape or new.aval.dtype is not node.aval.dtype:
+        raise AssertionError(f"internal: {prim.name}'s padding rule changed {node.aval} into "
+                             f"{new.aval}")
+    if isinstance(result, tuple) and said is not KEEPS:
+        return new, said                   # the rule knows the result's padded axes
+    out = _by_names(prim, node.aval, inputs, lengths, node.params)
+    if said is KEEPS:
+        kept = {n for n in out or () if n is not None}
+        for x, ls in zip(inputs, lengths):
+            for axis, n in padded(ls).items():
+                if n not in kept:
+                    refuse(prim.name, x, axis, n, "the result no longer has this axis whole "
+                              "(merged or split); keep dynamic axes as axes of their own")
+    return new, out
+
+
+def _by_names(prim, out_aval, inputs, lengths, params):
+    """The result's padded axes by the primitive's names rule, applied to the operands'
+    padded axes named by their dynamic names."""
+    avals = [_graph.Aval(x.aval.shape, x.aval.dtype,
+                  None if ls is None else tuple(None if n is None else name_of(n) for n in ls))
+             for x, ls in zip(inputs, lengths)]
+    names = prim.names(_graph.Aval(out_aval.shape, out_aval.dtype), *avals, **params)
+    if names is None:
+        return None
+    out = tuple(current.lengths.get(n) for n in names)
+    return out if any(n is not None for n in out) else None
 
 
 # ----------------------------------------------------------------------------- masks
