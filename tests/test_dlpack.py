@@ -121,6 +121,9 @@ def test_cuda_arrays_export_device_memory_without_a_copy():
             t = lib.from_dlpack(x)
             assert t.device.type == "cuda" and t.data_ptr() == pointer
             got = t.cpu().numpy()
+            back = xp.from_dlpack(t)             # and back: to the tensor's device
+            assert back.device == dev
+            np.testing.assert_array_equal(np.asarray(back), got)
         else:
             c = lib.from_dlpack(x)
             assert c.data.ptr == pointer
@@ -141,3 +144,38 @@ def test_bfloat16_exports_through_jaxlib(device, shape):
     np.testing.assert_array_equal(np.asarray(got, dtype=np.float32), values)
     with pytest.raises(BufferError, match="bfloat16"):
         x.__dlpack__(copy=False)
+
+
+class _GpuProducer:
+    """A producer whose value is in (simulated) CUDA memory: it exports only to host memory
+    when asked for dl_device=(1, 0), as PyTorch and CuPy do for DLPack 1.0 consumers."""
+
+    def __init__(self, values, kind=KDLCUDA):
+        self.values, self.kind, self.asked = values, kind, []
+
+    def __dlpack_device__(self):
+        return (self.kind, 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self.asked.append(dl_device)
+        if dl_device is None or tuple(dl_device) != (KDLCPU, 0):
+            raise BufferError("device memory: NumPy cannot take it")
+        return np.array(self.values).__dlpack__(max_version=max_version, copy=copy)
+
+    def __array__(self, *args, **kwargs):     # NumPy must not take this route
+        raise AssertionError("imported through __array__")
+
+
+def test_from_dlpack_of_gpu_memory_copies_through_the_host():
+    producer = _GpuProducer(np.arange(6.0).reshape(2, 3))
+    x = xp.from_dlpack(producer, device="cpu")
+    assert x.device == xp.device("cpu") and producer.asked[-1] == (KDLCPU, 0)
+    assert_matches(x, np.arange(6.0).reshape(2, 3))
+    # without device=, the array goes where the producer's value is: cuda:0, absent here
+    if _cuda_device() is None:
+        with pytest.raises(RuntimeError, match="no PJRT plugin for 'cuda'"):
+            xp.from_dlpack(producer)
+    with pytest.raises(BufferError, match="pass device="):
+        xp.from_dlpack(_GpuProducer(np.ones(2), kind=8))          # kDLMetal: no mapping
+    assert_matches(xp.from_dlpack(_GpuProducer(np.ones(2), kind=8), device="interpreter"),
+                   np.ones(2))

@@ -165,7 +165,30 @@ def from_dlpack(x, /, *, device=None, copy=None):
                           "importing a foreign buffer copies it")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
-    return asarray(np.from_dlpack(x), device=device)
+    kind, index = _dlpack_device_of(x)
+    if kind == _KDLCPU:
+        return asarray(np.from_dlpack(x), device=device)
+    # NumPy imports host memory only: the producer copies its value to the host (DLPack
+    # 1.0's dl_device), and the array goes to the producer's device unless one is given
+    if device is None:
+        if kind not in _DLPACK_PLATFORMS:
+            raise BufferError(f"from_dlpack: the value is in DLPack device type {kind}'s memory, "
+                              "which tlaloc has no device for; pass device=")
+        device = resolve_device(f"{_DLPACK_PLATFORMS[kind]}:{index}", "from_dlpack")
+    return asarray(np.from_dlpack(x, device="cpu", copy=True), device=device)
+
+
+_KDLCPU = 1
+_DLPACK_PLATFORMS = {2: "cuda", 10: "rocm"}    # kDLCUDA, kDLROCM
+
+
+def _dlpack_device_of(x):
+    """(DLPack device type, id) of a producer; host memory for those without
+    __dlpack_device__."""
+    if not hasattr(x, "__dlpack_device__"):
+        return _KDLCPU, 0
+    kind, index = x.__dlpack_device__()
+    return int(kind), int(index)
 
 
 def _fill(name, shape, value, dtype, device):
