@@ -539,6 +539,19 @@ def test_jit_writes_into_arguments_reach_the_caller(tier):
         assert_matches(col, nx[:, 0])
 
 
+def test_exported_writes_into_arguments_reach_the_caller():
+    exported = xp.deserialize(xp.export(_writes_into_arguments)(
+        xp.asarray(X[:3, :3]), xp.asarray(X[:, :3])).serialize())
+    x, y = xp.asarray(X[:3, :3]), xp.asarray(X[:, :3] + 1.0)
+    col = x[:, 0]
+    nx, ny = X[:3, :3].copy(), X[:, :3] + 1.0
+    for _ in range(2):
+        assert_matches(exported.call(x, y), _writes_into_arguments_np(nx, ny))
+        assert_matches(x, nx)
+        assert_matches(y, ny)
+        assert_matches(col, nx[:, 0])
+
+
 def test_writes_through_views_in_an_exported_program():
     x = xp.asarray(X)
     exported = xp.export(_writes)(x)

@@ -11,8 +11,10 @@ compatibility guarantees), targeted at the oldest StableHLO version that can exp
 Beside it: the argument and result structures, the arrays' shapes, dtypes and axis names,
 the values of Python scalar arguments (which tracing bakes into the program, as `jit` does),
 and the arrays the function captured (program inputs, stored with the program). Calling it
-checks the arguments against that record first. Exported programs run on PJRT devices; one
-that calls LAPACK (LU, QR, eigh, eig, SVD) runs on the CPU only.
+checks the arguments against that record first. An argument the function wrote into (x[i]
+= v, x += y, through a view of x) is rebound to its new value by each call, as under `jit`.
+Exported programs run on PJRT devices; one that calls LAPACK (LU, QR, eigh, eig, SVD) runs
+on the CPU only.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from . import _dtypes as dt
 from . import _tree
+from ._api import views as _views
 from ._array import Array
 from ._config import VERSION
 from ._devices import default_device
@@ -96,7 +99,7 @@ class Exported:
     was exported for."""
 
     def __init__(self, *, artifact, version, text, in_tree, in_leaves, inputs, consts,
-                 out_tree, outputs, out_avals, platform, mesh=None):
+                 out_tree, outputs, out_avals, platform, mesh=None, writes=()):
         self._artifact = artifact        # VHLO bytecode
         self._version = version          # the StableHLO version it targets
         self._text = text                # its StableHLO text
@@ -107,6 +110,7 @@ class Exported:
         self._out_tree = out_tree        # a _tree.Structure
         self._outputs = outputs          # per result leaf: ("out", k, names), ("arg", i), ("const", k), ("value", v)
         self._out_avals = out_avals      # of the program's outputs
+        self._writes = list(writes)      # (argument leaf i, its new value's record, as outputs')
         self.platform = platform         # where it was lowered
         self._mesh = mesh                # None, or (mesh axes, a layout spec per program input)
         self._lapack = "lapack_" in text
@@ -166,19 +170,21 @@ class Exported:
         inputs = [leaves[what]._node if kind == "arg" else plan.consts[what]
                   for kind, what in self._inputs]
         values = device.backend.run(plan, inputs, compiled=True)
-        results = []
-        for kind, what, *names in self._outputs:
+
+        def value(kind, what, *names):
             if kind == "out":
-                out = Array._from_node(leaf(values[what],
-                                            self._out_avals[what]._replace(names=names[0]), device))
-            elif kind == "arg":
-                out = leaves[what]
-            elif kind == "const":   # a new leaf per call: the program's own inputs stay private
-                value = self._consts[what]
-                out = Array._from_node(leaf(value, Aval(value.shape, dt.from_numpy(value.dtype)), device))
-            else:
-                out = what
-            results.append(out)
+                return Array._from_node(leaf(values[what],
+                                             self._out_avals[what]._replace(names=names[0]), device))
+            if kind == "arg":
+                return leaves[what]
+            if kind == "const":   # a new leaf per call: the program's own inputs stay private
+                host = self._consts[what]
+                return Array._from_node(leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device))
+            return what
+        results = [value(*record) for record in self._outputs]
+        written = [(leaves[i], value(*record)) for i, record in self._writes]
+        for x, new in written:   # (all read first: one argument may be written into another)
+            _views.assign(x, new, "a write into an exported program's argument")
         return _tree.unflatten(self._out_tree, results)
 
     __call__ = call
@@ -248,10 +254,11 @@ class Exported:
             "inputs": [list(i) for i in self._inputs],
             "consts": consts,
             "out_tree": _tree_json(self._out_tree),
-            "outputs": [[o[0], o[1], _names_json(o[2])] if o[0] == "out" else list(o)
-                        for o in self._outputs],
+            "outputs": [_record_json(o) for o in self._outputs],
             "out_avals": [[list(a.shape), a.dtype.name] for a in self._out_avals],
         }
+        if self._writes:
+            header["writes"] = [[i, _record_json(o)] for i, o in self._writes]
         if self._mesh is not None:
             axes, specs = self._mesh
             header["mesh"] = {"axes": [list(a) for a in axes],
@@ -283,15 +290,13 @@ class Exported:
                                   _names_from_json(names)))
             else:
                 in_leaves.append(("static", spec["static"]))
-        outputs = []
-        for o in h["outputs"]:
-            if o[0] == "out":
-                outputs.append(("out", int(o[1]), _names_from_json(o[2])))
-            else:
-                outputs.append((o[0], o[1] if o[0] == "value" else int(o[1])))
+        outputs = [_record_from_json(o) for o in h["outputs"]]
+        writes = [(int(i), _record_from_json(o)) for i, o in h.get("writes", ())]
         out_avals = [Aval(_shape(s), _dtype(d)) for s, d in h["out_avals"]]
         inputs = [(k, int(w)) for k, w in h["inputs"]]
-        _check_references(inputs, outputs, in_leaves, consts, out_avals)
+        _check_references(inputs, outputs + [o for _, o in writes], in_leaves, consts, out_avals)
+        if any(in_leaves[i][0] != "array" for i, _ in writes):
+            raise ValueError("a write refers to an argument that is not an array")
         mesh = None
         if "mesh" in h:
             axes = tuple((str(n), int(size)) for n, size in h["mesh"]["axes"])
@@ -307,7 +312,17 @@ class Exported:
                    in_tree=h["in_tree"], in_leaves=in_leaves,
                    inputs=inputs, consts=consts,
                    out_tree=_tree_from_json(h["out_tree"]), outputs=outputs,
-                   out_avals=out_avals, platform=h["platform"], mesh=mesh)
+                   out_avals=out_avals, platform=h["platform"], mesh=mesh, writes=writes)
+
+
+def _record_json(o):
+    return [o[0], o[1], _names_json(o[2])] if o[0] == "out" else list(o)
+
+
+def _record_from_json(o):
+    if o[0] == "out":
+        return ("out", int(o[1]), _names_from_json(o[2]))
+    return (o[0], o[1] if o[0] == "value" else int(o[1]))
 
 
 def _check_references(inputs, outputs, in_leaves, consts, out_avals):
@@ -395,25 +410,31 @@ def _trace(fun, args):
         else:
             inputs.append(("const", len(consts)))
             consts.append(_host_value(what))
-    outputs = []
-    for kind, what, *names in traced.out_slots:
-        if kind == "out":
-            outputs.append(("out", what, names[0]))
-        elif kind == "arg":
-            outputs.append(("arg", what))
-        elif isinstance(what, Array):
-            outputs.append(("const", len(consts)))
-            consts.append(_host_value(what._node))
-        elif isinstance(what, _JSON_SCALARS):
-            outputs.append(("value", what))
-        else:
-            raise TypeError(f"tlaloc.export: the function returns a {type(what).__name__}; "
-                            "results are tlaloc arrays and Python scalars (bool, int, float, str)")
+    outputs = [_value_record(slot, consts) for slot in traced.out_slots]
+    # arguments the function wrote into: each call rebinds the caller's arrays, as jit does
+    writes = [(i, _value_record(slot, consts)) for i, slot in traced.writes]
     return Exported(artifact=artifact, version=version, text=text,
                     in_tree=_tree_json(_tree.flatten(args)[1]), in_leaves=in_leaves,
                     inputs=inputs, consts=consts, out_tree=traced.out_structure,
                     outputs=outputs, out_avals=list(traced.out_avals),
-                    platform=traced.device.platform, mesh=mesh)
+                    platform=traced.device.platform, mesh=mesh, writes=writes)
+
+
+def _value_record(slot, consts):
+    """How a call finds a value the trace gave (a result, or an argument's new value):
+    ("out", k, names), ("arg", i), ("const", k) appending the array to `consts`, ("value", v)."""
+    kind, what, *names = slot
+    if kind == "out":
+        return ("out", what, names[0])
+    if kind == "arg":
+        return ("arg", what)
+    if isinstance(what, Array):
+        consts.append(_host_value(what._node))
+        return ("const", len(consts) - 1)
+    if isinstance(what, _JSON_SCALARS):
+        return ("value", what)
+    raise TypeError(f"tlaloc.export: the function returns a {type(what).__name__}; "
+                    "results are tlaloc arrays and Python scalars (bool, int, float, str)")
 
 
 def _mesh_record(traced, leaves):
