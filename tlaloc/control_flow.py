@@ -156,7 +156,7 @@ def _index_and_value(what, structure):
     """fori_loop's carry is (index, value): its errors name the user's value's leaves."""
     if what != "fori_loop":
         return None
-    index, value = _public_tree.paths(structure.children[0]), _public_tree.paths(structure.children[1])
+    value = _public_tree.paths(structure.children[1])
     return ["(the loop index)"] + [p or "(the only one)" for p in value]
 
 
