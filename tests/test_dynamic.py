@@ -152,6 +152,8 @@ OTHERS = {
     "flip": lambda x: xp.flip(x, axis=(0, 1)) * 2.0,
     "flip_sum": lambda x: xp.cumulative_sum(xp.flip(xp.exp(x), axis=1), axis=1),
     "attention": lambda x: _attention(x),
+    "cond": lambda x: xp.cond(xp.sum(x) > 0, lambda v: v / xp.sum(xp.exp(v), axis=1, keepdims=True),
+                              lambda v: xp.sort(v, axis=1) - xp.mean(v, axis=(0, 1)), x),
     "attention_weights": lambda x: xp.exp(x @ xp.matrix_transpose(xp.rename(x, "batch", "key", None))),
     "take_negative": lambda x: xp.take(x, xp.asarray([-1, 0, -2], device=x.device), axis=1),
     "take_negative_run_time": lambda x: xp.take_along_axis(
@@ -238,7 +240,10 @@ REFUSED = {
     "fixed_past_low": (lambda x: x[:, 3], "dynamic_slice", "seq"),
     "merge": (lambda x: xp.reshape(x, (-1, 3)), "reshape", "batch"),
     "fft": (lambda x: xp.fft.fft(x, axis=1), "fft", "seq"),
-    "cond": (lambda x: xp.cond(xp.sum(x) > 0, lambda v: v * 2.0, lambda v: v, x), "cond", "batch"),
+    "scan": (lambda x: xp.scan(lambda c, row: (c + xp.sum(row), c), xp.asarray(0.0), x)[0],
+             "scan", "batch"),
+    "while": (lambda x: xp.while_loop(lambda v: xp.sum(v) < 100.0, lambda v: v * 2.0 + 1.0, x),
+              "while", "batch"),
     "matrix": (lambda x: xp.linalg.qr(x).R, "qr", "seq"),
 }
 

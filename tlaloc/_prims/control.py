@@ -304,7 +304,8 @@ def shared_value(shared, prim, params, slots, arrays):
 
 # ----------------------------------------------------------------------------- region primitives
 
-# Sub-programs are traced without the padding rules: a region cannot take padded operands.
+# Loop bodies are traced without the padding rules: while and scan cannot take padded
+# operands (cond rewrites its branches: _cond_padding).
 _PADDED_REGION = ("its sub-programs would see the padding; pass the data at its true size "
                   "or keep dynamic axes out of control flow")
 
@@ -588,9 +589,54 @@ def _cond_batch_all(dims, index, *operands, branches):
     return {k: (n, 0) for k, n in enumerate(chosen)}
 
 
+def _cond_padding(lengths, index, *operands, branches, output):
+    # every branch rewritten by the padding rules on operands padded as these are (their
+    # true lengths enter the branches as captured values); the other results of the same
+    # cond are found again, not rewritten again
+    key = ("cond", branches, index, operands)
+    found = pd.current.regions.get(key)
+    if found is None:
+        found = pd.current.regions[key] = _padded_cond(lengths[1:], index, operands, branches)
+    nodes, layouts = found
+    return nodes[output], layouts[output]
+
+
+def _padded_cond(lengths, index, operands, branches):
+    device = index.device
+    layouts = []
+
+    def padded_branch(b):
+        def f(*nodes):
+            env, _ = replay(b, nodes, device)
+            outs = [env[s] for s in b.outputs]
+            new, layout = pd.rewrite(outs, known=dict(zip(nodes, lengths)))
+            outs = [new.get(o, o) for o in outs]
+            layouts.append([layout(o) for o in outs])
+            return outs
+        return f
+
+    subs, captured = programs([padded_branch(b) for b in branches], [o.aval for o in operands],
+                              device, "a cond branch on padded operands")
+    merged = []          # a result is padded where any branch's is (the others' data agree)
+    for k, per_branch in enumerate(zip(*layouts)):
+        axes = None
+        for ls in per_branch:
+            if ls is None:
+                continue
+            if axes is not None and any(a is not None and b is not None and a is not b
+                                        for a, b in zip(axes, ls)):
+                raise pd.PaddingError(f"cond: result {k} is padded along different dynamic axes "
+                                      "in different branches")
+            axes = ls if axes is None else tuple(a if a is not None else b for a, b in zip(axes, ls))
+        merged.append(axes)
+    nodes = results(cond, (index, *operands, *captured), {"branches": tuple(subs)},
+                    range(len(merged)), device)
+    return nodes, merged
+
+
 cond = Region("cond", infer=_cond_infer, emit_all=_cond_emit_all, run_all=_cond_run_all,
               jvp_all=_cond_jvp_all, vjp_all=_cond_vjp_all, batch_all=_cond_batch_all,
-              padding=pd.cannot("cond", _PADDED_REGION))
+              padding=_cond_padding)
 
 
 # ----------------------------------------------------------------------------- while
