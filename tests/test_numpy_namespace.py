@@ -489,6 +489,24 @@ def test_in_place_methods_write_through(tier):
     assert_matches(x, np.full_like(A, 2.5))
 
 
+def test_copies_and_views_are_numpys(tier):
+    """Which results share the array's storage is NumPy's: copy, flatten and deepcopy copy;
+    ravel, transpose and split's parts are views, and writes through them reach the array."""
+    import copy as copy_module
+    arrays = {}
+    for m in (np, tnp):
+        x = np.arange(6.0).reshape(2, 3) if m is np else tnp.asarray(np.arange(6.0).reshape(2, 3),
+                                                                      device=tier)
+        x.copy()[0, 0] = 50
+        x.flatten()[1] = 60
+        copy_module.deepcopy(x)[1, 1] = 90
+        x.ravel()[2] = 70
+        x.transpose()[0, 1] = 80
+        m.split(x, 3, axis=1)[0][0, 0] = -1
+        arrays[m] = x
+    assert_matches(arrays[tnp], arrays[np], exact=True)
+
+
 def test_round_integers_to_even_multiples(tier):
     ints = np.arange(-25, 35, 5)
     for decimals in (-1, -2, 0, 1):
