@@ -16,8 +16,8 @@ updates fuse and compile with the rest, and derivatives flow through them.
 
 Which functions return views follows NumPy (docs/indexing.md, "Views"). Where NumPy's choice
 depends on memory layout (`reshape` of a non-contiguous view copies), each member also keeps
-the layout NumPy would give it (byte strides and item size), and `reshape` asks
-`reshaped` as NumPy asks its no-copy reshape.
+the layout NumPy would give it (byte strides, item size, offset in the base's buffer), and
+`reshape` asks `reshaped` as NumPy asks its no-copy reshape.
 
 Arrays that never take part in a view pay nothing: an Array's `_view` slot is unset until a
 view is taken of it (read it with `getattr(x, "_view", None)`), so only the view functions
@@ -28,7 +28,6 @@ the members whose bytes (in NumPy's layout) it can reach.
 """
 from __future__ import annotations
 
-import math
 import weakref
 
 from .._array import Array
