@@ -292,7 +292,9 @@ def assign(x: Array, new: Array, opname: str) -> Array:
     first, last = v.extent
     values = {(): value}   # members' values by their steps (views of one parent share them)
     for ref, member in family.members:
-        extent = member.extent
+        extent = member._extent
+        if extent is False:
+            extent = member.extent
         if extent is not None and extent[0] < last and first < extent[1]:
             m = ref()
             if m is not None and m is not x:
