@@ -19,10 +19,13 @@ import numpy as np
 from . import _dtypes as dt
 from . import _graph
 from . import _mesh
+from . import _context
 from ._context import trace
 from ._devices import default_device, device as as_device
 from ._graph import evaluate, transfer
 
+
+_new = object.__new__
 
 class Array:
     # `_view`: set only on arrays that share storage with others (tlaloc/_api/views.py);
@@ -36,10 +39,15 @@ class Array:
 
     @classmethod
     def _from_node(cls, node) -> "Array":
-        self = object.__new__(cls)
+        self = _new(cls)
         self._node = node       # its aval holds the shape, dtype and axis names
         if node.value is None:
-            self._own(node)
+            if node.owner is None:      # a new result: _own's common case, inline (per op)
+                node.owner = ref = weakref.ref(self)
+                if not (_context.engaged and trace.jit_depth):
+                    _graph.note_pending_owner(ref)
+            else:
+                self._own(node)
         return self
 
     def _own(self, node, replacing=None) -> None:
@@ -51,7 +59,7 @@ class Array:
         owner = node.owner
         if owner is None or owner() is None or owner() is replacing:
             node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
-            if not trace.jit_depth:
+            if not (_context.engaged and trace.jit_depth):
                 _graph.note_pending_owner(ref)
 
     def _rebind(self, other: "Array", opname: str) -> "Array":

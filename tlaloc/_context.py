@@ -18,11 +18,45 @@ import threading
 class _TraceContext(threading.local):
     # class attributes: each thread starts from these defaults
     retain_graph = 0
-    jit_depth = 0
-    on_bind = None
+    _jit_depth = 0
+    _on_bind = None
+
+    # `jit_depth` and `on_bind` are read on every recorded operation. Reading a thread-local
+    # attribute costs about three module-global reads, so the recording path reads
+    # `engaged` (below) first and the thread's context only when some thread has set one.
+    @property
+    def jit_depth(self):
+        return self._jit_depth
+
+    @jit_depth.setter
+    def jit_depth(self, value):
+        _engage(bool(value) - bool(self._jit_depth))
+        self._jit_depth = value
+
+    @property
+    def on_bind(self):
+        return self._on_bind
+
+    @on_bind.setter
+    def on_bind(self, hook):
+        _engage((hook is not None) - (self._on_bind is not None))
+        self._on_bind = hook
 
 
 trace = _TraceContext()
+
+# How many (thread, setting) pairs differ from the default: 0 when no thread traces jit or
+# has an on_bind hook, so `if engaged and trace.jit_depth:` reads the thread's context only
+# when one might be set.
+engaged = 0
+_engaged_lock = threading.Lock()
+
+
+def _engage(change: int) -> None:
+    global engaged
+    if change:
+        with _engaged_lock:
+            engaged += change
 
 
 # ----------------------------------------------------------------------------- observation

@@ -140,9 +140,10 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 aval = _named(prim, aval, avals, params)
                 break
     node = Node(prim, inputs, params, aval, device or inputs[0].device)
-    on_bind = _trace.on_bind
-    if on_bind is not None:
-        on_bind(node)
+    if _context.engaged:
+        on_bind = _trace.on_bind
+        if on_bind is not None:
+            on_bind(node)
     depth = 0
     ref = None
     for n in inputs:
@@ -225,7 +226,7 @@ def note_pending_owner(ref) -> None:
     owners = _owners
     refs = owners.refs
     refs.append(ref)
-    if len(refs) >= owners.prune_at:
+    if len(refs) >= 1024 and len(refs) >= owners.prune_at:
         prune_pending_owners()
 
 
