@@ -452,10 +452,18 @@ def _writes_np(x):
 X = np.linspace(-1.0, 1.5, 12).reshape(3, 4)
 
 
-def test_grad_flows_through_writes(tier):
+@pytest.fixture
+def jax64():
+    """jax with float64 enabled for the test (restored after)."""
     jax = pytest.importorskip("jax")
+    previous = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
+    yield jax
+    jax.config.update("jax_enable_x64", previous)
+
+
+def test_grad_flows_through_writes(tier, jax64):
+    jax, jnp = jax64, jax64.numpy
 
     def ref(x):
         y = x * 1.0
@@ -471,12 +479,10 @@ def test_grad_flows_through_writes(tier):
     assert_matches(xp.grad(_writes)(x), np.asarray(jax.grad(ref)(jnp.asarray(X))))
 
 
-def test_grad_through_writes_into_the_differentiated_argument(tier):
+def test_grad_through_writes_into_the_differentiated_argument(tier, jax64):
     """Writes into x itself, through views, inside the function: the derivative is that of
     the written value (jax's .at updates as the reference); the caller's x is unchanged."""
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
+    jax, jnp = jax64, jax64.numpy
 
     def f(x):
         top = x[0]
