@@ -512,6 +512,12 @@ def test_grad_through_writes_matches_finite_differences(tier):
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-6)
 
 
+def test_writes_through_views_under_vmap(tier):
+    batch = np.stack([X, X * 2.0, X - 1.0])
+    got = xp.vmap(_writes)(xp.asarray(batch, device=tier))
+    assert_matches(got, np.array([_writes_np(b.copy()) for b in batch]))
+
+
 def test_writes_through_views_under_jit(tier):
     x = xp.asarray(X, device=tier)
     f = xp.jit(_writes)
