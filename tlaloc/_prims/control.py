@@ -1039,9 +1039,95 @@ def _scan_batch_all(dims, *operands, body, n_carry, n_xs, length, reverse, unrol
     return {k: (n, d) for k, (n, d) in enumerate(zip(nodes, out_dims))}
 
 
+def _scan_padding(lengths, *operands, body, n_carry, n_xs, length, reverse, unroll,
+                  save_carries, output):
+    # the body rewritten by the padding rules; along a padded scanned axis (the xs' leading
+    # one) the steps past the true length leave the carry as it was, so the final carry is
+    # the unpadded scan's and the stacked ys are padded along that axis
+    params = dict(body=body, n_carry=n_carry, n_xs=n_xs, length=length, reverse=reverse,
+                  unroll=unroll, save_carries=save_carries)
+    key = ("scan", operands, tuple(params.items()))
+    found = pd.current.regions.get(key)
+    if found is None:
+        found = pd.current.regions[key] = _padded_scan(list(lengths), operands, **params)
+    nodes, layouts = found
+    return nodes[output], layouts[output]
+
+
+def _padded_scan(lengths, operands, *, body, n_carry, n_xs, length, reverse, unroll,
+                 save_carries):
+    device = operands[0].device
+    steps = {ls[0] for ls in lengths[n_carry:n_carry + n_xs] if ls is not None and ls[0] is not None}
+    if len(steps) > 1:
+        raise pd.PaddingError("scan: the xs are padded along different dynamic axes")
+    steps = steps.pop() if steps else None
+    rows = [None if ls is None else (ls[1:] if any(n is not None for n in ls[1:]) else None)
+            for ls in lengths[n_carry:n_carry + n_xs]]       # each step's slice of the xs
+    carry_in = lengths[:n_carry]
+    for _ in range(n_carry + 1):     # the carries' padded axes: to a fixed point
+        sub, captured, carry_out, y_out = _padded_body(
+            body, carry_in, rows, lengths[n_carry + n_xs:], n_carry, n_xs, steps, device)
+        merged = [_union(a, b) for a, b in zip(carry_in, carry_out)]
+        if merged == list(carry_in):
+            break
+        carry_in = merged
+    else:
+        raise pd.PaddingError("scan: the carry's padded axes do not settle")
+    xs = list(operands[n_carry:n_carry + n_xs])
+    if steps is not None:            # each step's number, as one more x
+        xs.append(lax.iota(shape=(length,), dtype=dt.int32, dim=0, device=device))
+    inputs = (*operands[:n_carry], *xs, *operands[n_carry + n_xs:], *captured)
+    params = {"body": sub, "n_carry": n_carry, "n_xs": len(xs), "length": length,
+              "reverse": reverse, "unroll": unroll, "save_carries": save_carries}
+    n_out = len(_scan_layout(body, n_carry, n_xs, save_carries, length))
+    nodes = results(scan, inputs, params, range(n_out), device)
+    stacked = lambda ls, like: (None if ls is None and steps is None else  # noqa: E731
+                                (steps,) + (ls or (None,) * len(like.shape)))
+    layouts = (list(carry_in)
+               + [stacked(ls, a) for ls, a in zip(y_out, body.out_avals[n_carry:])]
+               + ([stacked(ls, a) for ls, a in zip(carry_in, body.in_avals[:n_carry])]
+                  if save_carries else []))
+    return nodes, layouts
+
+
+def _union(a, b):
+    if a is None or b is None:
+        return a if b is None else b
+    return tuple(x if x is not None else y for x, y in zip(a, b))
+
+
+def _padded_body(body, carry_in, rows, consts, n_carry, n_xs, steps, device):
+    """The scan body rewritten for operands padded as given, with (when the scanned axis is
+    padded) a last x, the step's number, that keeps the carry past the true length."""
+    found = {}
+
+    def f(*nodes):
+        carry, x = nodes[:n_carry], nodes[n_carry:n_carry + n_xs]
+        step = nodes[n_carry + n_xs] if steps is not None else None
+        ks = nodes[n_carry + n_xs + (steps is not None):]
+        inputs = list(carry) + list(x) + list(ks)
+        env, _ = replay(body, inputs, device)
+        outs = [env[s] for s in body.outputs]
+        new, layout = pd.rewrite(outs, known=dict(zip(inputs, list(carry_in) + rows + list(consts))))
+        outs = [new.get(o, o) for o in outs]
+        found["carry"] = [layout(o) for o in outs[:n_carry]]
+        found["ys"] = [layout(o) for o in outs[n_carry:]]
+        if step is not None:
+            live = lax.compare(step, steps, direction="LT")
+            outs[:n_carry] = [lax.select(live, o, c) for o, c in zip(outs[:n_carry], carry)]
+        return outs
+
+    avals = list(body.in_avals[:n_carry + n_xs])
+    if steps is not None:
+        avals.append(Aval((), dt.int32))
+    avals += list(body.in_avals[n_carry + n_xs:])
+    (sub,), captured = programs([f], avals, device, "a scan body on padded operands")
+    return sub, captured, found["carry"], found["ys"]
+
+
 scan = Region("scan", infer=_scan_infer, emit_all=_scan_emit_all, run_all=_scan_run_all,
               jvp_all=_scan_jvp_all, vjp_all=_scan_vjp_all, batch_all=_scan_batch_all,
-              padding=pd.cannot("scan", _PADDED_REGION))
+              padding=_scan_padding)
 
 __all__ = ["SubProgram", "Region", "cond", "while_", "scan", "trace", "build", "union",
            "programs", "replay", "backward", "run", "shared_value", "results"]
