@@ -25,8 +25,6 @@ from .._api._core import axis_of, broadcast_to_shape, renamed
 from ._core import U32, U64, V, bits_node, blocks, key_words, where
 from ._params import Params, finish, float_dtype, parse_shape
 from .._prims import lax
-from .._prims import special as _special_prims  # noqa: F401 - declares erf_inv (normal's), which
-# `import tlaloc` no longer loads (tlaloc.special is imported on first use)
 
 _MANT = {dt.float16: 10, dt.bfloat16: 7, dt.float32: 23, dt.float64: 52}
 _UINT = {8: dt.uint8, 16: dt.uint16, 32: dt.uint32, 64: dt.uint64}
