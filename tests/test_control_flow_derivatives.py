@@ -331,3 +331,19 @@ def test_random_scan_bodies_match_a_python_loop_and_both_modes_agree(length, ops
     fd = _fd(lambda v: float(ours(xp.asarray(v, device=dev), xs)), w0)
     # central differences lose ~1e-16 * |f| / eps absolutely: scale atol by the largest entry
     np.testing.assert_allclose(g_rev, fd, rtol=1e-6, atol=1e-7 * max(1.0, np.abs(fd).max()))
+
+
+def test_one_derived_loop_per_loop_whatever_the_carry_count():
+    """The derivative and batching rules run once per op, not once per result node: the
+    forward mode of a three-carry while_loop is one more loop, vmap of a two-carry scan one
+    loop."""
+    def w(s):
+        out = xp.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + s, c[1] * s, c[2] + c[1]),
+                            (s, s, s))
+        return xp.sum(xp.stack(out))
+
+    primal, tangent = xp.jvp(w, (xp.asarray(1.1),), (xp.asarray(1.0),))
+    assert xp.stablehlo(primal, tangent).count('"stablehlo.while"') == 2
+    batched = xp.vmap(lambda v: xp.scan(lambda c, a: ((c[0] + a, c[1] * a), c[0]),
+                                        (0.0, 1.0), v))(xp.ones((3, 4)))
+    assert xp.stablehlo(*xp.tree.leaves(batched)).count('"stablehlo.while"') == 1
