@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tlaloc"
 LAYERS = [
     ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc.tree",
               "tlaloc._context", "tlaloc._numpy_names"]),
-    ("protocol", ["tlaloc.backends.protocol"]),
+    ("protocol", ["tlaloc._protocol"]),
     ("graph", ["tlaloc._graph"]),
     ("lowering", ["tlaloc.lowering"]),
     ("primitives", ["tlaloc._prims"]),
@@ -26,7 +26,7 @@ LAYERS = [
     ("autodiff", ["tlaloc.autodiff", "tlaloc._vmap"]),   # the transformations
     ("extensions", ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special"]),
     ("named", ["tlaloc.named"]),
-    ("operators", ["tlaloc._api.operators"]),
+    ("operators", ["tlaloc._operators"]),
     ("capture", ["tlaloc._state", "tlaloc._jit", "tlaloc._export", "tlaloc.control_flow",
                  "tlaloc._sharding", "tlaloc._dynamic"]),
     # profiling and explanations (docs/profiling.md): they observe every layer below through

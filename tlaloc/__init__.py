@@ -12,7 +12,7 @@ from ._config import VERSION as _VERSION, config
 from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, float64, int8,
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)
 from ._array import Array
-from ._api import operators as _operators
+from . import _operators
 from ._devices import Device, device
 from ._graph import ConcretizationError, DerivativeLostError, DonatedArrayError
 from ._runtime_api import (cache_info, eval, primitive, reset_cache_info, stablehlo,

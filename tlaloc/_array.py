@@ -6,7 +6,7 @@ rebind this Python object to it; other references to the old value are unaffecte
 
 The operators (`+`, `@`, `x[i]`, `x[i] = v`, ...) and the methods that are namespace functions
 (`T`, `mT`, `rename`, `align_to`) and `__array_namespace__` are the namespace's: it installs
-them onto Array from one table (tlaloc/_api/operators.py). This module imports nothing of it.
+them onto Array from one table (tlaloc/_operators.py). This module imports nothing of it.
 """
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from ._graph import Aval, DerivativeLostError, evaluate, leaf, reaches_variable
 from ._jit import Jitted
 from ._mesh import Sharding, sharding_of
 from .backends.spmd import lowering_attributes
-from .backends import protocol
+from . import _protocol as protocol
 from .lowering import lower_program
 
 _MAGIC = b"tlaloc-exported\0"

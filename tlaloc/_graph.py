@@ -21,7 +21,7 @@ from ._config import config
 from . import _context
 from ._context import trace as _trace
 from ._dtypes import DType
-from .backends import protocol
+from . import _protocol as protocol
 
 
 class Aval(NamedTuple):

@@ -30,7 +30,7 @@ from ._devices import STATS, default_device
 from ._graph import (DONATED, Aval, ConcretizationError, DonatedArrayError, Node, _Plan,
                      evaluate, leaf)
 from .autodiff.engine import is_tracing
-from .backends import protocol
+from . import _protocol as protocol
 
 _log = logging.getLogger("tlaloc.compile")
 COMPILE_LOG = []   # records of why each jit compile happened (see compile_log())

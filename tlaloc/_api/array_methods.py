@@ -2,7 +2,7 @@
 with NumPy's signatures, as thin compositions of the standard's functions.
 
 The standard puts these operations in the namespace only; code ported from NumPy calls them
-as methods. `_api/operators.py` installs every function of `METHODS` onto Array, and
+as methods. `tlaloc/_operators.py` installs every function of `METHODS` onto Array, and
 `tlaloc.numpy` builds its functions of the same names on them. `out=` is NumPy's: the
 result is written into `out` (an `out[...] = result` update, which the arrays sharing out's
 storage see, as in NumPy) and `out` is returned.
@@ -300,7 +300,7 @@ def _deepcopy(self, memo):
     return copy(self)
 
 
-# attribute of Array -> its function; installed by _api/operators.py
+# attribute of Array -> its function; installed by tlaloc/_operators.py
 METHODS = {f.__name__: f for f in (
     sum, prod, min, max, all, any, argmax, argmin, mean, std, var, cumsum, cumprod,
     reshape, ravel, flatten, transpose, swapaxes, squeeze, astype, copy, clip, round, conj,

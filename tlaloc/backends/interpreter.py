@@ -13,7 +13,7 @@ from .. import _context
 from .._prims.control import Region, shared_value
 from . import _memory
 from ._fpenv import flush_subnormals
-from .protocol import Backend
+from .._protocol import Backend
 
 
 def interpret(eqns, outputs, inputs, timings=None):

@@ -30,7 +30,7 @@ from ..lowering import lower_program
 from . import tiers
 from .disk_cache import DiskCache
 from .interpreter import interpret, to_host
-from .protocol import Backend
+from .._protocol import Backend
 
 _SCALAR_TABLE_SIZE = 64
 

@@ -26,7 +26,7 @@ from .._graph import Aval
 from ..lowering import lower_program
 from ..lowering.stablehlo import tensor_type
 from .interpreter import to_host
-from .protocol import Backend
+from .._protocol import Backend
 
 
 # ----------------------------------------------------------------------------- layouts

@@ -24,15 +24,15 @@ import builtins
 
 import numpy as np
 
-from .. import _dtypes as dt
-from .. import named as _named
-from .._array import Array
-from . import array_methods as _methods
-from . import elementwise as _ew
-from . import indexing as _indexing
-from . import linear_algebra as _linalg
-from . import manipulation as _manip
-from . import views as _views
+from . import _dtypes as dt
+from . import named as _named
+from ._array import Array
+from ._api import array_methods as _methods
+from ._api import elementwise as _ew
+from ._api import indexing as _indexing
+from ._api import linear_algebra as _linalg
+from ._api import manipulation as _manip
+from ._api import views as _views
 
 _PYTHON_SCALARS = (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)
 
