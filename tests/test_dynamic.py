@@ -152,6 +152,11 @@ OTHERS = {
     "flip": lambda x: xp.flip(x, axis=(0, 1)) * 2.0,
     "flip_sum": lambda x: xp.cumulative_sum(xp.flip(xp.exp(x), axis=1), axis=1),
     "attention": lambda x: _attention(x),
+    # the trip count depends on the data only: the padding grows too, unseen
+    "while": lambda x: xp.while_loop(lambda v: xp.sum(xp.abs(v)) < 1000.0, lambda v: v * 2.0 + 1.0, x),
+    "fori_array_bounds": lambda x: xp.fori_loop(
+        0, xp.astype(xp.max(xp.abs(x)) * 0.0 + 3.0, xp.int32),
+        lambda i, v: v - xp.mean(v, axis=1, keepdims=True), x),
     "fori_loop": lambda x: xp.fori_loop(0, 3, lambda i, v: v / xp.sum(xp.exp(v), axis=1, keepdims=True), x),
     "cond": lambda x: xp.cond(xp.sum(x) > 0, lambda v: v / xp.sum(xp.exp(v), axis=1, keepdims=True),
                               lambda v: xp.sort(v, axis=1) - xp.mean(v, axis=(0, 1)), x),
@@ -272,8 +277,6 @@ REFUSED = {
     "fixed_past_low": (lambda x: x[:, 3], "dynamic_slice", "seq"),
     "merge": (lambda x: xp.reshape(x, (-1, 3)), "reshape", "batch"),
     "fft": (lambda x: xp.fft.fft(x, axis=1), "fft", "seq"),
-    "while": (lambda x: xp.while_loop(lambda v: xp.sum(v) < 100.0, lambda v: v * 2.0 + 1.0, x),
-              "while", "batch"),
     "matrix": (lambda x: xp.linalg.qr(x).R, "qr", "seq"),
 }
 

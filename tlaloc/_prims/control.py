@@ -304,12 +304,6 @@ def shared_value(shared, prim, params, slots, arrays):
 
 # ----------------------------------------------------------------------------- region primitives
 
-# Loop bodies are traced without the padding rules: while and scan cannot take padded
-# operands (cond rewrites its branches: _cond_padding).
-_PADDED_REGION = ("its sub-programs would see the padding; pass the data at its true size "
-                  "or keep dynamic axes out of control flow")
-
-
 class Region(Primitive):
     """A primitive with several results (one node per result, parameter `output`) and
     sub-programs. Its rules take all results at once:
@@ -589,6 +583,23 @@ def _cond_batch_all(dims, index, *operands, branches):
     return {k: (n, 0) for k, n in enumerate(chosen)}
 
 
+def _rewritten(sub, nodes, lengths, device):
+    """`sub` recorded on `nodes` (padded as `lengths` say) and rewritten by the padding rules:
+    its outputs and their padded axes."""
+    env, _ = replay(sub, nodes, device)
+    outs = [env[s] for s in sub.outputs]
+    new, layout = pd.rewrite(outs, known=dict(zip(nodes, lengths)))
+    outs = [new.get(o, o) for o in outs]
+    return outs, [layout(o) for o in outs]
+
+
+def _union(a, b):
+    """Padded axes of a value that may be either of two (None: not padded)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return tuple(x if x is not None else y for x, y in zip(a, b))
+
+
 def _cond_padding(lengths, index, *operands, branches, output):
     # every branch rewritten by the padding rules on operands padded as these are (their
     # true lengths enter the branches as captured values); the other results of the same
@@ -607,11 +618,8 @@ def _padded_cond(lengths, index, operands, branches):
 
     def padded_branch(b):
         def f(*nodes):
-            env, _ = replay(b, nodes, device)
-            outs = [env[s] for s in b.outputs]
-            new, layout = pd.rewrite(outs, known=dict(zip(nodes, lengths)))
-            outs = [new.get(o, o) for o in outs]
-            layouts.append([layout(o) for o in outs])
+            outs, layout = _rewritten(b, nodes, lengths, device)
+            layouts.append(layout)
             return outs
         return f
 
@@ -760,9 +768,47 @@ def _while_batch_all(dims, *operands, cond, body, n_carry):
     return {k: (n, op_dims[k]) for k, n in enumerate(nodes)}
 
 
+def _while_padding(lengths, *operands, cond, body, n_carry, output):
+    # the condition and the body rewritten by the padding rules (the condition's reductions
+    # see only the data, so the loop runs the unpadded loop's steps); the carries' padded
+    # axes to a fixed point
+    key = ("while", operands, cond, body, n_carry)
+    found = pd.current.regions.get(key)
+    if found is None:
+        found = pd.current.regions[key] = _padded_while(list(lengths), operands, cond, body,
+                                                        n_carry)
+    nodes, layouts = found
+    return nodes[output], layouts[output]
+
+
+def _padded_while(lengths, operands, cond, body, n_carry):
+    device = operands[0].device
+    carry_in, consts = lengths[:n_carry], lengths[n_carry:]
+    for _ in range(n_carry + 1):
+        found = {}
+
+        def test(*nodes):
+            return _rewritten(cond, nodes, carry_in + consts, device)[0]
+
+        def step(*nodes):
+            outs, found["carry"] = _rewritten(body, nodes, carry_in + consts, device)
+            return outs
+
+        (c_sub, b_sub), captured = programs([test, step], [o.aval for o in operands], device,
+                                            "a while_loop on padded operands")
+        merged = [_union(a, b) for a, b in zip(carry_in, found["carry"])]
+        if merged == carry_in:
+            break
+        carry_in = merged
+    else:
+        raise pd.PaddingError("while: the carry's padded axes do not settle")
+    params = {"cond": c_sub, "body": b_sub, "n_carry": n_carry}
+    return results(while_, (*operands, *captured), params, range(n_carry), device), carry_in
+
+
 while_ = Region("while", infer=_while_infer, emit_all=_while_emit_all, run_all=_while_run_all,
                 jvp_all=_while_jvp_all, vjp_all=_while_vjp_all, batch_all=_while_batch_all,
-              padding=pd.cannot("while", _PADDED_REGION))
+                padding=_while_padding)
 
 
 # ----------------------------------------------------------------------------- scan
@@ -1090,12 +1136,6 @@ def _padded_scan(lengths, operands, *, body, n_carry, n_xs, length, reverse, unr
     return nodes, layouts
 
 
-def _union(a, b):
-    if a is None or b is None:
-        return a if b is None else b
-    return tuple(x if x is not None else y for x, y in zip(a, b))
-
-
 def _padded_body(body, carry_in, rows, consts, n_carry, n_xs, steps, device):
     """The scan body rewritten for operands padded as given, with (when the scanned axis is
     padded) a last x, the step's number, that keeps the carry past the true length."""
@@ -1105,13 +1145,9 @@ def _padded_body(body, carry_in, rows, consts, n_carry, n_xs, steps, device):
         carry, x = nodes[:n_carry], nodes[n_carry:n_carry + n_xs]
         step = nodes[n_carry + n_xs] if steps is not None else None
         ks = nodes[n_carry + n_xs + (steps is not None):]
-        inputs = list(carry) + list(x) + list(ks)
-        env, _ = replay(body, inputs, device)
-        outs = [env[s] for s in body.outputs]
-        new, layout = pd.rewrite(outs, known=dict(zip(inputs, list(carry_in) + rows + list(consts))))
-        outs = [new.get(o, o) for o in outs]
-        found["carry"] = [layout(o) for o in outs[:n_carry]]
-        found["ys"] = [layout(o) for o in outs[n_carry:]]
+        outs, layout = _rewritten(body, list(carry) + list(x) + list(ks),
+                                  list(carry_in) + rows + list(consts), device)
+        found["carry"], found["ys"] = layout[:n_carry], layout[n_carry:]
         if step is not None:
             live = lax.compare(step, steps, direction="LT")
             outs[:n_carry] = [lax.select(live, o, c) for o, c in zip(outs[:n_carry], carry)]
