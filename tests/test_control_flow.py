@@ -386,7 +386,8 @@ def test_the_compile_cache_tells_bodies_apart(tier):
     for name, f in want.items():
         assert_matches(got[name], f(f(f(np.array([0.5, 1.0])))))
     # Python int indices inside a body are constants of its program: each index its own
-    picked = [float(xp.fori_loop(0, 2, lambda i, v: v + x[k], 0.0)) for k in (0, 1, -1)]
+    zero = xp.zeros((), device=tier)
+    picked = [float(xp.fori_loop(0, 2, lambda i, v: v + x[k], zero)) for k in (0, 1, -1)]
     assert picked == [1.0, 2.0, 2.0]
     fwd = xp.scan(lambda c, r: (c * 2 + r, c), 0.0, x)[1]
     rev = xp.scan(lambda c, r: (c * 2 + r, c), 0.0, x, reverse=True)[1]
