@@ -427,7 +427,8 @@ def test_inside_grad_the_call_is_inlined():
 # ----------------------------------------------------------------------------- random programs
 
 STEPS = ["tanh", "square", "exp_neg", "sum_seq", "mean_batch", "max_seq", "cumsum_seq",
-         "sort_seq", "matmul", "softmax_seq", "add_scalar", "var_seq", "argmax_seq"]
+         "sort_seq", "matmul", "softmax_seq", "add_scalar", "var_seq", "argmax_seq", "cond_sum",
+         "scan_seq", "flip_seq"]
 
 
 def _apply(step, x):
@@ -459,6 +460,14 @@ def _apply(step, x):
         return x * xp.var(x, axis=1, keepdims=True)
     if step == "argmax_seq":
         return x + xp.astype(xp.argmax(x, axis=1, keepdims=True), x.dtype)
+    if step == "cond_sum":
+        return xp.cond(xp.sum(x) > 0, lambda v: v * 0.5, lambda v: xp.exp(-v * v), x)
+    if step == "scan_seq":      # a running maximum along seq, as a scan over it
+        rows = xp.permute_dims(x, (1, 0, 2))
+        _, ys = xp.scan(lambda c, r: (xp.maximum(c, r), xp.maximum(c, r)), rows[0] * 0.0 - 9.0, rows)
+        return xp.permute_dims(ys, (1, 0, 2))
+    if step == "flip_seq":
+        return xp.flip(x, axis=1)
     raise AssertionError(step)
 
 

@@ -60,11 +60,14 @@ current = DynamicAxes()
 
 def lengths_of(x):
     """By `x`'s axis names: one entry per axis, the true length (a node) of a dynamic axis
-    or None; None when no axis is dynamic (the form of a rule's `lengths` entries)."""
+    or None; None when no axis is dynamic (the form of a rule's `lengths` entries). An axis
+    no larger than its range's smallest size holds data only (its bucket serves that one
+    size) and is not padded."""
     names = x.aval.names
     if names is None or not current.lengths:
         return None
-    out = tuple(current.lengths.get(n) for n in names)
+    out = tuple(current.lengths.get(n) if n in current.lengths and size > current.ranges[n][0]
+                else None for n, size in zip(names, x.aval.shape))
     return out if any(n is not None for n in out) else None
 
 
