@@ -64,9 +64,10 @@ def _describe(a) -> str:
 
 def _traced(what, fn_name, fn, args_structure, in_avals, device, expect=None, split=None):
     """Trace `fn` on abstract arrays of `in_avals` (arranged as `args_structure`, a tuple of
-    arguments). `expect` ((structure, avals, label)) is what the result must look like (a
-    loop's carry); `split(result) -> (checked part, rest)` picks it out of the result.
-    Returns (control.Traced, the result's structure)."""
+    arguments). `expect` ((structure, avals, label, leaf paths or None)) is what the result
+    must look like (a loop's carry); `split(result) -> (checked part, rest)` picks it out of
+    the result (a scan step's (carry, y)). Python scalars in the result become arrays (of the
+    expected dtype). Returns (control.Traced, the checked part's structure, the rest's)."""
     box = {}
 
     def nodes_fn(*placeholders):
