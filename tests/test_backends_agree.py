@@ -615,7 +615,7 @@ KNOWN = {
     **{(n, d): "a subnormal part beside an infinite one: the special-value selection "
                "reads it as zero on the interpreter (DAZ), not compiled"
        for n in ("sin", "sinh") for d in COMPLEX},
-    **{(n, d): _COMPLEX_OP for n in ("atan", "atanh", "acos", "acosh", "log", "power")
+    **{(n, d): _COMPLEX_OP for n in ("atan", "atanh", "acos", "acosh", "power")
        for d in COMPLEX},
     **{("multiply", d): "the sign of an imaginary part that underflows to zero: XLA:CPU "
                         "contracts a*d + b*c into a fused multiply-add, which keeps the sign of "

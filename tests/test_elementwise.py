@@ -840,6 +840,23 @@ def test_complex_division_matches_numpy(tier, dtype):
         assert close[finite].all(), list(zip(z[finite][~close[finite]][:5],
                                              w[finite][~close[finite]][:5]))
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_log_near_the_unit_circle(tier, dtype):
+    """log|z| near |z| = 1, where it is far smaller than |z|: each part within a few ulp of
+    mpmath on both backends (XLA's complex log was ~200 ulp off in the real part there)."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(3)
+    angle = rng.uniform(-np.pi, np.pi, 400)
+    radius = 1 + rng.normal(0, 1e-3, 400) * 10.0 ** rng.integers(-6, 0, 400)
+    z = (radius * np.cos(angle) + 1j * radius * np.sin(angle)).astype(dtype)
+    mpmath.mp.prec = 120
+    ref = np.array([complex(mpmath.log(mpmath.mpc(complex(v)))) for v in z])
+    got = np.asarray(xp.log(xp.asarray(z, device=tier)))
+    eps = np.finfo(got.real.dtype).eps
+    for part in (np.real, np.imag):
+        rel = np.abs(part(got) - part(ref)) / np.abs(part(ref))
+        assert rel.max() < 4 * eps, (z[np.argmax(rel)], rel.max() / eps)
+
 # Both backends give the standard's (C99's) special values at infinite and NaN parts
 # (the formulas of tlaloc/_prims/complex_math.py). NumPy's expm1 does not: it is exp(z) - 1 there
 # (expm1(inf + 0j) is inf + nan j, not inf + 0j), so it is the one deviation from NumPy.

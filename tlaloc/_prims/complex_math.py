@@ -218,10 +218,11 @@ def _plain(name):
     return formula
 
 
-def _symmetric(name, odd):
+def _symmetric(name, odd, finite=None):
     """Formula of a function with a branch cut: evaluated in the upper half plane (the
-    first quadrant if odd) and mapped back, so the sign of a zero part picks the side."""
-    op = getattr(lax, name)
+    first quadrant if odd) and mapped back, so the sign of a zero part picks the side.
+    `finite(w)` gives the value at finite w (default: the backend's own complex op)."""
+    op = finite or getattr(lax, name)
 
     def formula(z):
         re, im = parts(z)
@@ -433,7 +434,51 @@ def tan(z):
     x, y = parts(z)
     a, b = _tanh_parts(neg(y), x)
     return with_special_values("tan", z, lax.complex(b, neg(a)))
-log, sqrt = _symmetric("log", False), _symmetric("sqrt", False)
+def _exact_square(a):
+    """(p, e) with p + e = a * a exactly (Dekker's product on Veltkamp's split of a). Every
+    product in it is exact, so a fused multiply-add computes it the same; the barrier keeps
+    the simplifier from folding t - (t - a) into a."""
+    bits = 27 if a.aval.dtype.bits == 64 else 12
+    t = lax.optimization_barrier(mul(a, c(a, float(2 ** bits + 1))))
+    hi = sub(t, sub(t, a))
+    lo = sub(a, hi)
+    p = mul(a, a)
+    e = lax.add(lax.add(sub(mul(hi, hi), p), mul(c(a, 2.0), mul(hi, lo))), mul(lo, lo))
+    return p, e
+
+
+def _two_sum(a, b):
+    """(s, e) with s + e = a + b exactly (Knuth's two-sum)."""
+    s = lax.add(a, b)
+    v = sub(s, a)
+    return s, lax.add(sub(a, sub(s, v)), sub(b, v))
+
+
+def _log_finite(w):
+    """log w = log|w| + i arg w in real operations, the same on both backends (XLA's complex
+    log and NumPy's differ in signs of zero parts and at the extremes). Where the larger
+    part h is in [0.5, 2], log|w| = log1p(h^2 - 1 + l^2) / 2 (l the smaller part) with the
+    squares exact and summed with their errors, so it keeps the digits that log(|w|) loses
+    near |w| = 1 (as glibc's clog does); elsewhere |w| is hypot's."""
+    x, y = parts(w)
+    ax, ay = fabs(x), fabs(y)
+    h, l = lax.maximum(ax, ay), lax.minimum(ax, ay)
+    near = and_(lax.compare(h, c(h, 0.5), direction="GE"),
+                lax.compare(h, c(h, 2.0), direction="LE"))
+    ph, eh = _exact_square(h)
+    pl, el = _exact_square(l)
+    # |w|^2 - 1 = (ph - 1) + pl + eh + el, summed with each rounding error carried (the terms
+    # cancel to far below their size near |w| = 1); ph - 1 is exact (ph is in [0.25, 4])
+    s, err = _two_sum(sub(ph, c(h, 1.0)), pl)
+    s, e2 = _two_sum(s, eh)
+    s, e3 = _two_sum(s, el)
+    m1 = lax.add(s, lax.add(lax.add(err, e2), e3))
+    close = mul(c(h, 0.5), lax.log1p(m1))
+    return lax.complex(select(near, close, lax.log(hypot(x, y))), atan2(y, x))
+
+
+log = _symmetric("log", False, _log_finite)
+sqrt = _symmetric("sqrt", False)
 acos, acosh = _symmetric("acos", False), _symmetric("acosh", False)
 asin, atan = _symmetric("asin", True), _symmetric("atan", True)
 asinh, atanh = _symmetric("asinh", True), _symmetric("atanh", True)
