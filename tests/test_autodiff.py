@@ -440,3 +440,50 @@ def test_values_that_carry_no_derivative_may_leave():
     g = xp.grad(lambda v: xp.sum(v * xp.asarray(np.asarray(c) + 1)))(v)
     np.testing.assert_allclose(np.asarray(g), [3.0, 5.0])
     np.testing.assert_allclose(np.asarray(v), [0.1, 0.5])   # and after grad, as before
+
+
+# ----------------------------------------------------------------------------- closures
+
+def _closure_losses(w):
+    """Functions of x whose custom rule or checkpoint reads x as a closure."""
+    def checkpointed(x):
+        return xp.checkpoint(lambda v: xp.sum(xp.sin(v * x)))(w)
+
+    def custom_jvp(x):
+        @xp.custom_jvp
+        def f(v):
+            return xp.sum(xp.sin(v * x))
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (v,), (t,) = primals, tangents
+            return f(v), xp.sum(xp.cos(v * x) * x * t)
+        return f(w)
+
+    def custom_vjp(x):
+        @xp.custom_vjp
+        def f(v):
+            return xp.sum(xp.sin(v * x))
+        f.defvjp(lambda v: (f(v), v), lambda v, ct: (ct * xp.cos(v * x) * x,))
+        return f(w)
+    return {"checkpoint": checkpointed, "custom_jvp": custom_jvp, "custom_vjp": custom_vjp}
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "custom_jvp", "custom_vjp"])
+def test_a_rule_that_closes_over_a_differentiated_array_raises(kind):
+    """The derivative of a custom rule or a checkpoint flows to its array arguments only: a
+    closure over the differentiated input would get a zero gradient, so it raises."""
+    w = xp.asarray(np.array([1.0, 2.0, 3.0]))
+    x = xp.asarray(np.array([0.5, 0.25, 2.0]))
+    with pytest.raises(xp.DerivativeLostError, match=f"{kind} .*closure"):
+        xp.grad(_closure_losses(w)[kind])(x)
+
+
+def test_checkpoint_may_close_over_constants_and_take_the_input_as_an_argument():
+    w = xp.asarray(np.array([1.0, 2.0, 3.0]))
+    x = xp.asarray(np.array([0.5, 0.25, 2.0]))
+    expected = np.cos(np.asarray(w) * np.asarray(x)) * np.asarray(w)
+    closes_over_w = xp.grad(lambda x: xp.checkpoint(lambda v: xp.sum(xp.sin(v * w)))(x))(x)
+    takes_both = xp.grad(lambda x: xp.checkpoint(lambda v, y: xp.sum(xp.sin(v * y)))(w, x))(x)
+    np.testing.assert_allclose(np.asarray(closes_over_w), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(takes_both), expected, rtol=1e-12)

@@ -403,7 +403,15 @@ def test_random_keys_per_example(tier):
 def test_against_jax_vmap():
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
+    previous = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
+    try:
+        _compare_with_jax_vmap(jax, jnp)
+    finally:   # later tests compare with jax's default (32-bit) types
+        jax.config.update("jax_enable_x64", previous)
+
+
+def _compare_with_jax_vmap(jax, jnp):
     rng = np.random.default_rng(8)
     xs = rng.standard_normal((5, 4, 3))
     idx = rng.integers(0, 4, size=(5, 2))

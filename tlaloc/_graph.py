@@ -52,10 +52,11 @@ class DerivativeLostError(TypeError):
     (`__array__`, `__dlpack__`, `tolist`), where it carries no derivative."""
 
 
-def reaches_variable(node) -> bool:
+def reaches_variable(node, through=()) -> bool:
     """Whether `node` depends on a variable of a derivative being recorded (through the
-    inputs that recording keeps; stop_gradient cuts the dependence)."""
-    seen = set()
+    inputs that recording keeps; stop_gradient cuts the dependence), other than through the
+    nodes in `through`."""
+    seen = {id(n) for n in through}
     stack = [node]
     while stack:
         n = stack.pop()

@@ -6,6 +6,7 @@ import threading
 import weakref
 
 from .._array import Array
+from .._graph import DerivativeLostError, reaches_variable
 from .._prims import ad, lax
 from .._prims.lax import rename as node_renamed
 from .. import _dtypes as dt
@@ -346,6 +347,17 @@ _CALLS = weakref.WeakKeyDictionary()   # custom_derivative_call node -> its argu
 
 def _custom_output(rule, value: Array, args, output=None):
     arrays = tuple(a for a in args if isinstance(a, Array))
+    # The derivative of a custom rule or a checkpoint flows to its array arguments only: a
+    # differentiated array that the function reads otherwise (a closure, an array inside a
+    # container argument) would get a silent zero.
+    if reaches_variable(value._node, through=[a._node for a in arrays]):
+        kind = getattr(rule, "kind", "checkpoint")
+        name = getattr(getattr(rule, "fun", None), "__qualname__", "the function")
+        raise DerivativeLostError(
+            f"{kind} {name}: the function reads an array that depends on an input being "
+            "differentiated without taking it as an array argument (a closure, or an array "
+            "inside a container); its derivative would be lost. Pass that array as an "
+            "argument of the function")
     node = lax.custom_derivative_call(value._node, *[a._node for a in arrays], rule=rule,
                                       output=output)
     _CALLS[node] = args
