@@ -191,6 +191,13 @@ def _power(x, y):
         minus_one = np.array(-1).astype(x.dtype)
         inv = np.where(x == 1, 1, np.where(x == minus_one, np.where(y % 2 == 0, 1, minus_one), 0))
         return np.where(negative, inv.astype(x.dtype), r)
+    # an exponent that is one value (0-d, or any stride-0 operand) takes NumPy's fast path
+    # (sqrt for 0.5: (-0) ** 0.5 = -0, (-inf) ** 0.5 = nan); element by element it is C's
+    # pow, the standard's (+0, +inf) and XLA's
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    if y.ndim == 0 or y.shape != shape or 0 in y.strides:
+        y = np.array(np.broadcast_to(y, shape)).reshape(-1)
+        return np.power(np.broadcast_to(x, shape).reshape(-1), y).reshape(shape)
     return np.power(x, y)
 
 
