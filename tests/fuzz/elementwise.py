@@ -309,9 +309,18 @@ def floor_divide_value(a, b):
     return out
 
 
+def elementwise_power(a, b):
+    """np.power element by element: an exponent that is one value (0-d or broadcast) takes
+    NumPy's fast path (sqrt for 0.5: (-0) ** 0.5 = -0, (-inf) ** 0.5 = nan), where C's pow,
+    the standard and XLA give +0 and +inf."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    flat = [np.array(np.broadcast_to(v, shape)).reshape(-1) for v in (a, b)]
+    return np.power(*flat).reshape(shape)
+
+
 def pow_value(a, b):
     if a.dtype.kind not in "iu":
-        return np.power(a, b)
+        return elementwise_power(a, b)
     # tlaloc (docs/precision.md): a negative exponent gives 0 except for bases 1 and -1;
     # integer overflow wraps, and exponents from 64 on give 0 for other bases
     minus_one = np.array(-1).astype(a.dtype)
@@ -585,7 +594,7 @@ FUNCTIONS = {
                 bounds=lambda a, b: increasing(np.hypot)(iv_abs(a), iv_abs(b))),
     "logaddexp": Fn(_f64(np.logaddexp), exact=False, approx=True, inf_safe=True,
                     bounds=increasing(np.logaddexp)),
-    "pow": Fn(pow_value, exact=False, approx=True, bounds=points(np.power),
+    "pow": Fn(pow_value, exact=False, approx=True, bounds=points(elementwise_power),
               complex_fn=_complex_approx(np.power, _pow_domain)),
     # comparisons and predicates
     "equal": Fn(np.equal, decide=lambda a, b: (False, _disjoint(a, b)),

@@ -114,7 +114,7 @@ def gen_binary(b):
         src = values.scalar_source(s)
         if op and b.draw(st.booleans()):
             if left:
-                expr = f"{src} {op} v{x}"
+                expr = f"{_left(src)} {op} v{x}"
             else:
                 expr = f"v{x} {op} {src}"
         else:
@@ -229,6 +229,11 @@ EXPR_UNARY = {
     "c": ["negative", "exp", "log", "sqrt", "square", "conj"],
     "i": ["negative", "abs", "bitwise_invert", "square"],
 }
+def _left(src):
+    """A left operand's source: a negative literal in parentheses (`-1 ** x` is -(1 ** x))."""
+    return f"({src})" if src.startswith("-") else src
+
+
 OPERATOR_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide",
                   "//": "floor_divide", "%": "remainder", "**": "pow", "&": "bitwise_and",
                   "|": "bitwise_or", "^": "bitwise_xor", "<<": "bitwise_left_shift",
@@ -299,7 +304,7 @@ def _expression(b, dtype, shape, depth, uses, allow_scalar=False):
     name = OPERATOR_NAMES.get(op, op)
     ref = binary_ref(name, a[1], c[1], str(np.dtype(dtype)))
     if op in OPERATOR_NAMES:
-        return f"({a[0]} {op} {c[0]})", ref, True
+        return f"({_left(a[0])} {op} {c[0]})", ref, True
     return f"xp.{name}({a[0]}, {c[0]})", ref, True
 
 
@@ -365,6 +370,6 @@ def gen_cast_op(b):
     if b.draw(st.booleans()) and is_array:
         left, right = right, left
     ref = binary_ref(name, left[1], right[1], str(np.dtype(dtype)))
-    expr = f"{left[0]} {op} {right[0]}" if op in OPERATOR_NAMES else \
+    expr = f"{_left(left[0])} {op} {right[0]}" if op in OPERATOR_NAMES else \
         f"xp.{name}({left[0]}, {right[0]})"
     b.define(expr, ref, uses, "cast_op")

@@ -185,8 +185,10 @@ def gen_take_along_axis(b):
 
 
 def gen_setitem(b):
-    """x[key] = value, where value's dtype promotes into x's (or a Python scalar)."""
-    x = any_value(b)
+    """x[key] = value, where value's dtype promotes into x's (or a Python scalar); x shares
+    no memory with another value (Builder.writable)."""
+    x = b.writable() if b.draw(st.integers(0, 3)) != 3 else None
+    x = b.input() if x is None else x
     rx = b.refs[x]
     style = b.draw(st.sampled_from(["basic", "basic", "advanced", "mask"]))
     uses = [x]

@@ -90,6 +90,13 @@ def choice(items):
     return st.integers(0, 2 ** 16 - 1).map(lambda i: items[i % len(items)])
 
 
+# Operations that return a view of their operand, as in NumPy. A write through a view reaches
+# its base and the other views (tests/test_views.py checks that against NumPy); the per-value
+# references here do not model it, so programs write only into values no view shares.
+VIEW_OPS = {"getitem_basic", "reshape", "permute_dims", "matrix_transpose", "moveaxis",
+            "unstack", "tuple", "expand_dims", "squeeze", "flip"}
+
+
 class Builder:
     """Draws a program op by op; `refs[i]` is value i's current reference."""
 
@@ -98,6 +105,7 @@ class Builder:
         self.refs: list[Ref] = []
         self.lines: list[Line] = []
         self.ops: list[str] = []
+        self.aliased: set[int] = set()   # values that share memory with another (views)
 
     # values
     def pick(self, pred=lambda r: True):
@@ -107,6 +115,11 @@ class Builder:
         if not ids:
             return None
         return ids[-1 - self.draw(st.integers(0, len(ids) - 1))]
+
+    def writable(self):
+        """A value that shares no memory with another (recent first, as pick), or None."""
+        ids = [i for i in range(len(self.refs)) if i not in self.aliased]
+        return ids[-1 - self.draw(st.integers(0, len(ids) - 1))] if ids else None
 
     def input(self, dtype=None, shape=None) -> int:
         if dtype is None:
@@ -119,6 +132,9 @@ class Builder:
 
     def define(self, expr, ref: Ref, uses, op) -> int:
         i = len(self.refs)
+        if op in VIEW_OPS or (op == "expression" and ("xp.real(" in expr or "xp.imag(" in expr)):
+            self.aliased.add(i)
+            self.aliased.update(uses)
         self.refs.append(ref)
         self.lines.append(Line(f"v{i} = {expr}", tuple(uses), i))
         self.ops.append(op)
