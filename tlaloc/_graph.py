@@ -52,6 +52,34 @@ class DerivativeLostError(TypeError):
     (`__array__`, `__dlpack__`, `tolist`), where it carries no derivative."""
 
 
+def dependence(roots, is_source) -> dict:
+    """{node: whether it depends on a node for which `is_source(node)` holds} for the nodes
+    behind `roots`, walking pending inputs (a computed node, or a leaf without a source
+    behind it, depends on nothing)."""
+    depends = {}
+    stack = list(roots)
+    while stack:
+        node = stack[-1]
+        if node in depends:
+            stack.pop()
+            continue
+        if is_source(node):
+            depends[node] = True
+            stack.pop()
+            continue
+        if node.value is not None or not node.inputs:
+            depends[node] = False
+            stack.pop()
+            continue
+        todo = [i for i in node.inputs if i not in depends]
+        if todo:
+            stack += todo
+            continue
+        depends[node] = any(depends[i] for i in node.inputs)
+        stack.pop()
+    return depends
+
+
 def reaches_variable(node, through=()) -> bool:
     """Whether `node` depends on a variable of a derivative being recorded (through the
     inputs that recording keeps; stop_gradient cuts the dependence), other than through the

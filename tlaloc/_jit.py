@@ -27,8 +27,7 @@ from ._api import views as _views
 from ._api._core import renamed
 from ._config import config
 from ._devices import STATS, default_device
-from ._graph import (DONATED, Aval, ConcretizationError, DonatedArrayError, Node, _Plan,
-                     evaluate, leaf)
+from ._graph import DONATED, ConcretizationError, Node, _Plan, dependence, evaluate, leaf
 from .autodiff.engine import is_tracing
 from . import _protocol as protocol
 
@@ -398,27 +397,10 @@ def _captured_pending(out_nodes, placeholders):
     and enter the program as inputs; left pending, every call would compute them again
     (and return them, as a plan returns the pending values the code still holds).
     Constants the function made itself (their Arrays are gone) stay in the program."""
-    depends = {}
-    stack = list(out_nodes)
-    while stack:
-        node = stack[-1]
-        if node in depends:
-            stack.pop()
-            continue
-        if node in placeholders or (node.value is None and node.prim is None and not node.inputs):
-            depends[node] = True    # an argument (or a value traced by another call)
-            stack.pop()
-            continue
-        if node.value is not None:
-            depends[node] = False
-            stack.pop()
-            continue
-        todo = [i for i in node.inputs if i not in depends]
-        if todo:
-            stack += todo
-            continue
-        depends[node] = any(depends[i] for i in node.inputs)
-        stack.pop()
+    def is_argument(node):   # or a value traced by another call
+        return node in placeholders or (node.value is None and node.prim is None
+                                        and not node.inputs)
+    depends = dependence(out_nodes, is_argument)
     return [n for n, d in depends.items()
             if not d and n.value is None and n.prim is not None
             and n.owner is not None and n.owner() is not None]

@@ -19,7 +19,7 @@ import numpy as np
 from . import _tree
 from ._array import Array
 from ._context import trace
-from ._graph import Aval, ConcretizationError, Node, bind
+from ._graph import Aval, ConcretizationError, Node, bind, dependence
 from ._mesh import MeshDevice
 from ._prims import batching, lax
 
@@ -283,23 +283,7 @@ def batch_nodes(outputs, env):
 def _depending(outputs, env):
     """The nodes behind `outputs` that depend on a node of `env` and are not in it, in
     recording order (node numbers are topological)."""
-    depends = {n: True for n in env}
-    stack = [o for o in outputs if o is not None]
-    while stack:
-        node = stack[-1]
-        if node in depends:
-            stack.pop()
-            continue
-        if node.prim is None or node.value is not None:
-            depends[node] = False
-            stack.pop()
-            continue
-        todo = [i for i in node.inputs if i not in depends]
-        if todo:
-            stack += todo
-            continue
-        depends[node] = any(depends[i] for i in node.inputs)
-        stack.pop()
+    depends = dependence([o for o in outputs if o is not None], env.__contains__)
     order = [n for n, d in depends.items() if d and n not in env]
     order.sort(key=lambda n: n.number)
     return order
