@@ -607,16 +607,12 @@ def _run(case):
 # Disagreements found by this test and not fixed yet: (primitive, label prefix) -> why. A
 # listed case is still run (and must not raise); the other cases of the primitive must agree.
 # Remove an entry when its fix lands.
-_COMPLEX_OP = ("the formula uses XLA's complex op for finite z and NumPy's on the "
-               "interpreter: signs of zero parts and some overflow/special cases differ")
 _BF16_SUB = ("bfloat16 subnormal input: the interpreter's ml_dtypes arithmetic reads it as "
              "zero (DAZ), XLA's bfloat16 lowering does not flush it here")
 KNOWN = {
     **{(n, d): "a subnormal part beside an infinite one: the special-value selection "
                "reads it as zero on the interpreter (DAZ), not compiled"
        for n in ("sin", "sinh") for d in COMPLEX},
-    **{(n, d): _COMPLEX_OP for n in ("atan", "atanh", "acos", "acosh", "power")
-       for d in COMPLEX},
     **{("multiply", d): "the sign of an imaginary part that underflows to zero: XLA:CPU "
                         "contracts a*d + b*c into a fused multiply-add, which keeps the sign of "
                         "the exact sum (docs/precision.md, FMA)" for d in COMPLEX},

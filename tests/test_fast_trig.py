@@ -55,6 +55,18 @@ def test_one_argument_out_of_range_takes_the_general_op(name, extra):
 
 
 @pytest.mark.parametrize("name", FUNCS)
+def test_nan_beside_huge_arguments_takes_the_general_op(name):
+    """A NaN with huge arguments: the range check is an and of comparisons. As a float max
+    reduction, XLA:CPU's vectorised loop dropped the NaN together with values beside it, the
+    check passed and the polynomial gave inf for cos(-4.6e21)."""
+    x = np.full(4096, 1.0, np.float32)
+    x[::7] = -4.6051702e21
+    x[3::11] = np.nan
+    x[5::13] = np.inf
+    check(name, x)
+
+
+@pytest.mark.parametrize("name", FUNCS)
 def test_signed_zero_and_shapes(name):
     check(name, np.array([-0.0, 0.0], np.float32))
     check(name, np.zeros((0, 3), np.float32))

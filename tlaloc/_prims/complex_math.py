@@ -346,13 +346,16 @@ def sign(x):
 
 
 def power(x, y):
-    """0 ** z for Re(z) > 0 is 0 (the standard: as if exp(z * log(0)), and exp(-inf + y j)
-    is 0); XLA gives nan + nan j."""
-    out = lax.power(x, y)
+    """Complex x ** y = exp(y log x) from log's and exp's formulas, the same on both backends
+    (XLA's complex power and NumPy's differ in zero signs and at the extremes); x ** 0 is 1
+    and 0 ** y for Re(y) > 0 is 0 (the standard: as if exp(y log 0), and exp(-inf + b j) is
+    0)."""
+    out = lax.exp(lax.multiply(y, lax.log(x)))
     zero = ad.zeros(out)
     yr = lax.real(y)
     positive = lax.compare(yr, ad.zeros(yr), direction="GT")
-    return select(and_(eq(x, ad.zeros(x)), positive), zero, out)
+    out = select(and_(eq(x, ad.zeros(x)), positive), zero, out)
+    return select(eq(y, ad.zeros(y)), ad.const(out, 1.0), out)
 
 
 def _finite_from_parts(name, parts_rule):
@@ -479,9 +482,73 @@ def _log_finite(w):
 
 log = _symmetric("log", False, _log_finite)
 sqrt = _symmetric("sqrt", False)
-acos, acosh = _symmetric("acos", False), _symmetric("acosh", False)
-asin, atan = _symmetric("asin", True), _symmetric("atan", True)
-asinh, atanh = _symmetric("asinh", True), _symmetric("atanh", True)
+def _atanh_parts(x, y):
+    """atanh(x + iy) for finite x, y >= 0 in real operations:
+    Re = log1p(4x / ((1 - x)^2 + y^2)) / 4, Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2; past
+    sqrt(largest float) / 4, where the squares overflow, Re = x / |z|^2 (scaled by the
+    larger part) and Im = pi / 2."""
+    one, two = c(x, 1.0), c(x, 2.0)
+    h, l = lax.maximum(x, y), lax.minimum(x, y)
+    large = lax.compare(h, c(x, 1e150 if x.aval.dtype.bits == 64 else 1e18), direction="GT")
+    safe_h = select(large, h, one)
+    ratio = lax.divide(l, safe_h)
+    far_re = lax.divide(lax.divide(lax.divide(x, safe_h), safe_h),
+                        lax.add(one, mul(ratio, ratio)))
+    sx = select(large, c(x, 0.0), x)
+    sy = select(large, c(x, 0.0), y)
+    gap = sub(one, sx)
+    re = mul(c(x, 0.25), lax.log1p(lax.divide(mul(c(x, 4.0), sx),
+                                              lax.add(mul(gap, gap), mul(sy, sy)))))
+    im = mul(c(x, 0.5), atan2(mul(two, sy), sub(mul(gap, lax.add(one, sx)), mul(sy, sy))))
+    return select(large, far_re, re), select(large, c(x, _PI / 2), im)
+
+
+def _atanh_finite(w):
+    return lax.complex(*_atanh_parts(*parts(w)))
+
+
+def _atan_finite(w):
+    """atan(z) = -i atanh(iz): for z = x + iy in the first quadrant, Im and Re of
+    atanh(y + ix)."""
+    x, y = parts(w)
+    a, b = _atanh_parts(y, x)
+    return lax.complex(b, a)
+
+
+def _conj_product(a, b):
+    """conj(a) * b, as its real and imaginary parts."""
+    ar, ai = parts(a)
+    br, bi = parts(b)
+    return lax.add(mul(ar, br), mul(ai, bi)), sub(mul(ar, bi), mul(ai, br))
+
+
+def _acos_finite(w):
+    """Kahan's acos for finite z in the upper half plane: with s = sqrt(1 - z), t = sqrt(1 + z),
+    acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)) (1 - z's imaginary part is -y, so
+    that y = +0 gives -0 and the right side of the cut)."""
+    x, y = parts(w)
+    one = c(x, 1.0)
+    s = lax.sqrt(lax.complex(sub(one, x), neg(y)))
+    t = lax.sqrt(lax.complex(lax.add(one, x), y))
+    return lax.complex(mul(c(x, 2.0), atan2(lax.real(s), lax.real(t))),
+                       lax.asinh(_conj_product(t, s)[1]))
+
+
+def _acosh_finite(w):
+    """Kahan's acosh for finite z in the upper half plane: with s = sqrt(z - 1), t = sqrt(z + 1),
+    acosh z = asinh(Re(conj(s) t)) + 2i atan2(Im s, Re t)."""
+    x, y = parts(w)
+    one = c(x, 1.0)
+    s = lax.sqrt(lax.complex(sub(x, one), y))
+    t = lax.sqrt(lax.complex(lax.add(x, one), y))
+    return lax.complex(lax.asinh(_conj_product(s, t)[0]),
+                       mul(c(x, 2.0), atan2(lax.imag(s), lax.real(t))))
+
+
+acos = _symmetric("acos", False, _acos_finite)
+acosh = _symmetric("acosh", False, _acosh_finite)
+asin, atan = _symmetric("asin", True), _symmetric("atan", True, _atan_finite)
+asinh, atanh = _symmetric("asinh", True), _symmetric("atanh", True, _atanh_finite)
 
 
 def rsqrt(z):

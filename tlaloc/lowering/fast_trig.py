@@ -14,7 +14,7 @@ classical scheme instead, which XLA vectorises like any other elementwise arithm
   * the quadrant k mod 4 picks sin r, cos r, -sin r or -cos r.
 
 Arguments outside that range (and inf/NaN) go to XLA's own op: the program checks
-max|x| <= 6000 once per evaluation and branches (`stablehlo.if`) between the two
+all(|x| <= 6000) once per evaluation and branches (`stablehlo.if`) between the two
 computations, so large or non-finite inputs are exactly as accurate as before and the
 common case pays one extra read of x.
 """
@@ -51,22 +51,23 @@ def emit(ctx, x, which):
 
 
 def _in_range(ctx, x, a):
-    """max|x| <= LIMIT as a tensor<i1> (false for NaN: the maximum propagates it)."""
-    scalar = Aval((), a.dtype)
+    """all(|x| <= LIMIT) as a tensor<i1> (false for NaN: it compares false). An and of the
+    comparisons, not max|x| <= LIMIT: XLA:CPU's vectorised float max reduction can drop a
+    NaN together with the values beside it (with a NaN in the array, max|x| came out below
+    LIMIT although 4.6e21 was there, and the polynomial ran on it)."""
+    ba, scalar = Aval(a.shape, dt.bool), Aval((), dt.bool)
     t = tensor_type(scalar)
     absx = ctx.op("stablehlo.abs", (x,), (a,), a)
-    init = ctx.constant(0.0, scalar)
+    within = ctx.op("stablehlo.compare", (absx, ctx.constant(LIMIT, a)), (a, a), ba,
+                    attrs="comparison_direction = #stablehlo<comparison_direction LE>, "
+                          "compare_type = #stablehlo<comparison_type FLOAT>")
     p, q, r = ctx.fresh(), ctx.fresh(), ctx.fresh()
     region = (f'{{\n      ^bb0({p}: {t}, {q}: {t}):\n'
-              f'        {r} = "stablehlo.maximum"({p}, {q}) : ({t}, {t}) -> {t}\n'
+              f'        {r} = "stablehlo.and"({p}, {q}) : ({t}, {t}) -> {t}\n'
               f'        "stablehlo.return"({r}) : ({t}) -> ()\n    }}')
     dims = ", ".join(map(str, range(len(a.shape))))
-    m = ctx.op("stablehlo.reduce", (absx, init), (a, scalar), scalar,
-               attrs=f"dimensions = array<i64: {dims}>", regions=region)
-    return ctx.op("stablehlo.compare", (m, ctx.constant(LIMIT, scalar)), (scalar, scalar),
-                  Aval((), dt.bool),
-                  attrs="comparison_direction = #stablehlo<comparison_direction LE>, "
-                        "compare_type = #stablehlo<comparison_type FLOAT>")
+    return ctx.op("stablehlo.reduce", (within, ctx.constant(True, scalar)), (ba, scalar), scalar,
+                  attrs=f"dimensions = array<i64: {dims}>", regions=region)
 
 
 def _region(ctx, a, build):
