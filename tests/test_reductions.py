@@ -398,3 +398,17 @@ def test_complex_mean_with_an_infinite_part(tier):
     assert got.real == np.float32(-0.0625) and got.imag == np.inf
     got = np.asarray(xp.mean(xp.asarray(z[:1].reshape(1, 1), device=tier), axis=0))
     assert got.shape == (1,) and got[0].real == np.float32(0.125) and got[0].imag == np.inf
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,axis", [((4096,), None), ((100_000,), None), ((1000, 100), 1),
+                                        ((100, 1000), 0)])
+def test_max_and_min_of_large_arrays_propagate_nan(tier, dtype, shape, axis):
+    """XLA:CPU's vectorised max/min reductions drop NaN from about 4,096 elements (jax 0.10.2
+    too: jnp.max of 4,096 ones and a NaN is 1.0); tlaloc's are NumPy's."""
+    x = np.full(shape, 1.0, dtype)
+    x.reshape(-1)[3::11] = np.nan
+    x.reshape(-1)[5::13] = 1e30
+    for name in ("max", "min"):
+        got = np.asarray(getattr(xp, name)(xp.asarray(x, device=tier), axis=axis))
+        np.testing.assert_array_equal(got, getattr(np, name)(x, axis=axis))

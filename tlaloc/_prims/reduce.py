@@ -34,6 +34,20 @@ _BODY = {"sum": "stablehlo.add", "prod": "stablehlo.multiply",
          "max": "stablehlo.maximum", "min": "stablehlo.minimum"}
 
 
+def _reduce_op(ctx, x, x_aval, out_aval, body, identity, axes):
+    """stablehlo.reduce of x over `axes` with the binary op `body` from `identity`."""
+    scalar = aval((), x_aval.dtype)
+    t = tensor_type(scalar)
+    init = ctx.constant(identity, scalar)
+    a, b, r = ctx.fresh(), ctx.fresh(), ctx.fresh()
+    region = (f'{{\n      ^bb0({a}: {t}, {b}: {t}):\n'
+              f'        {r} = "{body}"({a}, {b}) : ({t}, {t}) -> {t}\n'
+              f'        "stablehlo.return"({r}) : ({t}) -> ()\n    }}')
+    dims = f"array<i64{': ' if axes else ''}{', '.join(map(str, axes))}>"
+    return ctx.op("stablehlo.reduce", (x, init), (x_aval, scalar), out_aval,
+                  attrs=f"dimensions = {dims}", regions=region)
+
+
 def _reduction(kind, numpy_fn, kinds):
     name = f"reduce_{kind}"
 
@@ -44,19 +58,24 @@ def _reduction(kind, numpy_fn, kinds):
 
     def emit(ctx, x, *, axes):
         dtype = ctx.in_avals[0].dtype
-        scalar = aval((), dtype)
-        t = tensor_type(scalar)
         body = _BODY[kind]
         if dtype.kind == "b":   # max/min of booleans are or/and; sum/prod are not used on bool
             body = {"max": "stablehlo.or", "min": "stablehlo.and"}.get(kind, body)
-        init = ctx.constant(_identity(kind, dtype), scalar)
-        a, b, r = ctx.fresh(), ctx.fresh(), ctx.fresh()
-        region = (f'{{\n      ^bb0({a}: {t}, {b}: {t}):\n'
-                  f'        {r} = "{body}"({a}, {b}) : ({t}, {t}) -> {t}\n'
-                  f'        "stablehlo.return"({r}) : ({t}) -> ()\n    }}')
-        dims = f"array<i64{': ' if axes else ''}{', '.join(map(str, axes))}>"
-        return ctx.op("stablehlo.reduce", (x, init), (ctx.in_avals[0], scalar), ctx.out_aval,
-                      attrs=f"dimensions = {dims}", regions=region)
+        out = _reduce_op(ctx, x, ctx.in_avals[0], ctx.out_aval, body, _identity(kind, dtype), axes)
+        if kind in ("max", "min") and dtype.kind == "f":
+            # XLA:CPU's vectorised max/min reductions do not propagate NaN (from about 4,096
+            # elements a NaN is dropped with the values beside it; jax 0.10.2 gives the same):
+            # a NaN anywhere in the reduced elements is found by an or of x != x
+            x_aval, out_aval = ctx.in_avals[0], ctx.out_aval
+            isnan = ctx.op("stablehlo.compare", (x, x), (x_aval, x_aval),
+                           aval(x_aval.shape, dt.bool),
+                           attrs="comparison_direction = #stablehlo<comparison_direction NE>, "
+                                 "compare_type = #stablehlo<comparison_type FLOAT>")
+            some_nan = _reduce_op(ctx, isnan, aval(x_aval.shape, dt.bool),
+                                  aval(out_aval.shape, dt.bool), "stablehlo.or", False, axes)
+            out = ctx.op("stablehlo.select", (some_nan, ctx.constant(float("nan"), out_aval), out),
+                         (aval(out_aval.shape, dt.bool), out_aval, out_aval), out_aval)
+        return out
 
     def impl(x, *, axes):
         # a full reduction is faster with axis=None than with the tuple of every axis
