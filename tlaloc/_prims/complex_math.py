@@ -380,10 +380,12 @@ def _exp_parts(x, y):
 
 def _expm1_parts(x, y):
     """expm1(x + iy) = (expm1(x) cos y - 2 sin^2(y/2)) + i e^x sin y (no cancellation for a
-    small z); expm1(x + 0i) = expm1(x) + 0i."""
+    small z); expm1(x + 0i) = expm1(x) + 0i, except expm1(-0 + 0i) = +0 + 0i (the standard's
+    "0 + 0j" for a zero of either sign)."""
     s = lax.sin(mul(y, c(y, 0.5)))
     zero = _eq0(y)
     re = select(zero, lax.expm1(x), sub(mul(lax.expm1(x), lax.cos(y)), mul(c(x, 2.0), mul(s, s))))
+    re = select(and_(zero, _eq0(x)), c(x, 0.0), re)
     h = lax.exp(mul(x, c(x, 0.5)))
     im = select(zero, y, mul(mul(h, lax.sin(y)), h))
     return re, im
