@@ -37,30 +37,25 @@ from ._api import views as _views
 _PYTHON_SCALARS = (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
-def _binary(name, fn):
+def _binary(name, fn, reflected=False):
+    """`x op y` (`y op x` when reflected) for a tlaloc x and an array or Python scalar y;
+    NotImplemented for other types, whose own operator may know tlaloc arrays."""
+    apply = (lambda self, other: fn(other, self)) if reflected else fn
+
     def op(self, other):
         t = type(other)
-        if t is Array or t is builtins.float or t is builtins.int:
-            return fn(self, other)
+        if t is Array or t is builtins.float or t is builtins.int:   # the common case first
+            return apply(self, other)
         if not isinstance(other, _PYTHON_SCALARS):
             other = _foreign(name, other)
             if other is NotImplemented:
                 return NotImplemented
-        return fn(self, other)
+        return apply(self, other)
     return op
 
 
 def _reflected(name, fn):
-    def op(self, other):
-        t = type(other)
-        if t is Array or t is builtins.float or t is builtins.int:
-            return fn(other, self)
-        if not isinstance(other, _PYTHON_SCALARS):
-            other = _foreign(name, other)
-            if other is NotImplemented:
-                return NotImplemented
-        return fn(other, self)
-    return op
+    return _binary(name, fn, reflected=True)
 
 
 def _foreign(name, other):
