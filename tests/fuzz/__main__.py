@@ -49,15 +49,19 @@ def signature(failure) -> tuple:
     return failure.kind, failure.mode, key
 
 
+ROUND = 200     # examples per hypothesis run of fuzz_loop
+
+
 def fuzz_loop(strategy, check, stats, count, start_seed, deadline, shrink, found, counts, log):
     """Run `count` examples (or until `deadline`), in rounds that end when a new kind of
-    failure has been shrunk."""
+    failure has been shrunk, or after ROUND examples: past the deadline hypothesis would go on
+    drawing (not running) the rest of a round's examples, which costs as much as drawing."""
     remaining, round_seed = count, start_seed
     while remaining > 0 and time.monotonic() < deadline:
         state = {"target": None, "generated": 0}
 
         @seed(round_seed)
-        @settings(max_examples=remaining, deadline=None, database=None,
+        @settings(max_examples=min(remaining, ROUND), deadline=None, database=None,
                   phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False,
                   suppress_health_check=list(HealthCheck))
         @given(strategy)
