@@ -22,7 +22,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_random import measure  # noqa: E402
+from compare_random import print_table  # noqa: E402
 
 
 def _jax():
@@ -95,16 +95,7 @@ def main(argv=None):
     print(f"# {platform.machine()} {platform.processor() or platform.system()}, "
           f"{os.cpu_count()} CPUs; " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     cols = ["tlaloc", "tlaloc.jit", "numpy"] + (["jax"] if jax is not None else [])
-    print(f"| workload | {' | '.join(cols)} | tlaloc / numpy | tlaloc / jax |")
-    print("|---" * (len(cols) + 3) + "|")
-    for name, fns in workloads(args.n).items():
-        t = measure(fns, reps)
-        cells = [f"{t[c] * 1e3:.2f} ms" if c in t else "-" for c in cols]
-        best = min(t[c] for c in ("tlaloc", "tlaloc.jit") if c in t)
-        vs_np = f"{best / t['numpy']:.2f}x"
-        vs_jax = f"{best / t['jax']:.2f}x" if "jax" in t else "-"
-        print(f"| {name} | {' | '.join(cells)} | {vs_np} | {vs_jax} |")
-    print("(ratios: the faster tlaloc column over the other library; below 1 is faster)")
+    print_table(workloads(args.n), cols, reps, ms_digits=2)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,21 @@ def measure(fns, reps):
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def print_table(workloads, cols, reps, ms_digits=1):
+    """One markdown row per workload: each library's median time and the faster tlaloc
+    column's ratio to NumPy and to jax (measured interleaved, `measure`)."""
+    print(f"| workload | {' | '.join(cols)} | tlaloc / numpy | tlaloc / jax |")
+    print("|---" * (len(cols) + 3) + "|")
+    for name, fns in workloads.items():
+        t = measure(fns, reps)
+        cells = [f"{t[c] * 1e3:.{ms_digits}f} ms" if c in t else "-" for c in cols]
+        best = min(t[c] for c in ("tlaloc", "tlaloc.jit") if c in t)
+        vs_np = f"{best / t['numpy']:.2f}x"
+        vs_jax = f"{best / t['jax']:.2f}x" if "jax" in t else "-"
+        print(f"| {name} | {' | '.join(cells)} | {vs_np} | {vs_jax} |")
+    print("(ratios: the faster tlaloc column over the other library; below 1 is faster)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -109,16 +124,7 @@ def main(argv=None):
     print(f"# {platform.machine()} {platform.processor() or platform.system()}, "
           f"{os.cpu_count()} CPUs; " + ", ".join(f"{k} {v}" for k, v in versions.items()))
     cols = ["tlaloc", "tlaloc.jit", "numpy"] + (["jax"] if "jax" in libs else [])
-    print(f"| workload | {' | '.join(cols)} | tlaloc / numpy | tlaloc / jax |")
-    print("|---" * (len(cols) + 3) + "|")
-    for name, fns in workloads(libs, int(args.n), int(args.perm)).items():
-        t = measure(fns, reps)
-        cells = [f"{t[c] * 1e3:.1f} ms" for c in cols]
-        best = min(t["tlaloc"], t["tlaloc.jit"])
-        vs_np = f"{best / t['numpy']:.2f}x"
-        vs_jax = f"{best / t['jax']:.2f}x" if "jax" in t else "-"
-        print(f"| {name} | {' | '.join(cells)} | {vs_np} | {vs_jax} |")
-    print("(ratios: the faster tlaloc column over the other library; below 1 is faster)")
+    print_table(workloads(libs, int(args.n), int(args.perm)), cols, reps)
 
 
 if __name__ == "__main__":
