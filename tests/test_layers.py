@@ -12,8 +12,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tlaloc"
 # prefix naming it ("tlaloc" names the package's __init__ only); a module may import its own
 # layer and the layers below it (`if TYPE_CHECKING:` blocks aside).
 LAYERS = [
-    ("base", ["tlaloc._dtypes", "tlaloc._config", "tlaloc._tree", "tlaloc.tree",
-              "tlaloc._context", "tlaloc._numpy_names"]),
+    ("base", ["tlaloc._native", "tlaloc._dtypes", "tlaloc._config", "tlaloc._tree",
+              "tlaloc.tree", "tlaloc._context", "tlaloc._numpy_names"]),
     ("protocol", ["tlaloc._protocol"]),
     ("graph", ["tlaloc._graph"]),
     ("lowering", ["tlaloc.lowering"]),

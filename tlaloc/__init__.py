@@ -8,6 +8,8 @@
 import os as _os
 import sys as _sys
 
+# first: decides which modules may be imported compiled (TLALOC_PURE_PYTHON, docs/native.md)
+from ._native import native_modules
 from ._config import VERSION as _VERSION, config
 from ._dtypes import (bfloat16, bool, complex64, complex128, float16, float32, float64, int8,
                       int16, int32, int64, uint8, uint16, uint32, uint64, DType)

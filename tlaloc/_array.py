@@ -100,7 +100,7 @@ class Array:
         node = self._node
         if not _mesh.is_mesh_device(node.device):
             return None
-        evaluate([node])
+        evaluate([node], ".sharding")
         return _mesh.sharding_of(node)
 
     @property
@@ -110,7 +110,7 @@ class Array:
         node = self._node
         if not _mesh.is_mesh_device(node.device):
             return [_mesh.Shard(node.device, tuple(slice(0, n) for n in self.shape), self)]
-        evaluate([node])
+        evaluate([node], ".addressable_shards")
         aval = node.aval
         return [_mesh.Shard(dev, index, Array._from_node(_graph.leaf(
                     buf, _graph.Aval(tuple(s.stop - s.start for s in index), aval.dtype, aval.names), dev)))
@@ -153,17 +153,20 @@ class Array:
 
     # ------------------------------------------------------------------ evaluation triggers
 
-    def _host(self) -> np.ndarray:
+    # Each trigger names itself to evaluate() for profiles and tlaloc.explain (compiled
+    # modules have no frames to read the name from: docs/native.md).
+
+    def _host(self, trigger="reading the value") -> np.ndarray:
         """The value as a host array (computes it if pending), for reading inside tlaloc."""
         node = self._node
         if node.value is None or type(node.value) is not np.ndarray:
-            evaluate([node])
+            evaluate([node], trigger)
             return node.device.backend.to_numpy(node.value)
         return node.value
 
-    def _numpy(self) -> np.ndarray:
+    def _numpy(self, trigger="reading the value") -> np.ndarray:
         """The value as a read-only host array (computes it if pending)."""
-        host = self._host()
+        host = self._host(trigger)
         if host.flags.writeable:
             # the interpreter's values are plain NumPy arrays: hand out a read-only view, so
             # np.asarray(x, copy=False) or from_dlpack(copy=False) cannot change this value
@@ -182,51 +185,51 @@ class Array:
 
     def __array__(self, dtype=None, copy=None):
         self._leaving("__array__")
-        host = self._numpy()
+        host = self._numpy("np.asarray()")
         if copy is False:
             if dtype is not None and np.dtype(dtype) != host.dtype:
                 raise ValueError("__array__: copy=False, but a dtype conversion needs a copy")
             return host
         return np.array(host, dtype=dtype, copy=True)  # writeable, owned by the caller
 
-    def _scalar(self, kind: str):
+    def _scalar(self, kind: str, trigger: str):
         if self.size != 1:
             raise TypeError(f"only single-element arrays convert to Python {kind}, "
                             f"got shape {self.shape}")
-        return self._host().item()
+        return self._host(trigger).item()
 
     def __bool__(self) -> builtins.bool:
         if self.size != 1:
             raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous; "
                              "use xp.any or xp.all")
-        return builtins.bool(self._scalar("bool"))
+        return builtins.bool(self._scalar("bool", "bool()"))
 
     def __int__(self) -> builtins.int:
         if self.dtype.kind == "c":
             raise TypeError("int() of a complex array; take xp.real first")
-        return builtins.int(self._scalar("int"))
+        return builtins.int(self._scalar("int", "int()"))
 
     def __float__(self) -> builtins.float:
         if self.dtype.kind == "c":
             raise TypeError("float() of a complex array; take xp.real first")
-        return builtins.float(self._scalar("float"))
+        return builtins.float(self._scalar("float", "float()"))
 
     def __complex__(self) -> builtins.complex:
-        return builtins.complex(self._scalar("complex"))
+        return builtins.complex(self._scalar("complex", "complex()"))
 
     def __index__(self) -> builtins.int:
         if self.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         if self.ndim != 0:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got shape {self.shape}")
-        return builtins.int(self._scalar("int"))
+        return builtins.int(self._scalar("int", "operator.index()"))
 
     def item(self):
-        return self._scalar("scalar")
+        return self._scalar("scalar", ".item()")
 
     def tolist(self):
         self._leaving("tolist")
-        return self._numpy().tolist()
+        return self._numpy(".tolist()").tolist()
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The value for a DLPack consumer, from the memory `__dlpack_device__` names: a
@@ -239,14 +242,14 @@ class Array:
                               f"there or to host memory (1, 0), not dl_device={wanted}")
         self._leaving("__dlpack__")
         if wanted != (1, 0):
-            evaluate([self._node])
+            evaluate([self._node], "__dlpack__()")
             return self.device.backend.to_dlpack(self._node, stream=stream, copy=copy is True)
         if here != (1, 0):
             if copy is False:
                 raise BufferError(f"__dlpack__(copy=False): the value is in {self.device}'s "
                                   "memory; host memory (dl_device=(1, 0)) needs a copy")
             copy = True
-        host = self._numpy()   # read-only: the value is immutable
+        host = self._numpy("__dlpack__()")   # read-only: the value is immutable
         if self.dtype is dt.bfloat16:
             return _bfloat16_capsule(host, copy, stream)
         if copy is not False:
@@ -268,7 +271,7 @@ class Array:
         return self.device.backend.dlpack_device(self.device)
 
     def __repr__(self) -> str:
-        host = self._numpy()
+        host = self._numpy("repr()/print()")
         prefix = "Array("
         if host.size == 0:
             body = f"[], shape={host.shape}"

@@ -269,6 +269,9 @@ def prune_pending_owners() -> None:
     owners.prune_at = max(1024, 2 * len(refs))
 
 
+BOUND_TRIGGER = "the pending-graph bound (config.max_pending)"
+
+
 def _bound_depth(node, depth):
     global _last_cut, _last_cut_prim
     looks = (node.prim, node.params, [n.aval for n in node.inputs])
@@ -279,9 +282,9 @@ def _bound_depth(node, depth):
     held = [a._node for r in refs if (a := r()) is not None and a._node.value is None]
     refs.clear()
     try:
-        evaluate([node] + held)
+        evaluate([node] + held, BOUND_TRIGGER)
     except (ConcretizationError, DonatedArrayError):
-        evaluate([node])    # a held array that cannot be computed is left to its reader
+        evaluate([node], BOUND_TRIGGER)    # a held array that cannot be computed is left to its reader
 
 
 # ----------------------------------------------------------------------------- programs
@@ -441,11 +444,12 @@ def _user_location() -> str:
     return ""
 
 
-def evaluate(nodes) -> None:
-    """Compute every node in `nodes` that has no value yet, one program per device."""
+def evaluate(nodes, trigger="an evaluation") -> None:
+    """Compute every node in `nodes` that has no value yet, one program per device.
+    `trigger` says what asked (`float()`, ...) to a profile or tlaloc.explain."""
     obs = _context.observer   # a profile or tlaloc.explain: it times and explains the run
     if obs is not None:
-        return obs.evaluation(nodes, _evaluate)
+        return obs.evaluation(nodes, _evaluate, trigger)
     _evaluate(nodes)
 
 

@@ -32,6 +32,7 @@ from .autodiff.engine import is_tracing
 from . import _protocol as protocol
 
 _log = logging.getLogger("tlaloc.compile")
+_ARGUMENTS = "a jitted call computing its pending arguments"   # what a profile calls it
 COMPILE_LOG = []   # records of why each jit compile happened (see compile_log())
 
 
@@ -165,7 +166,7 @@ class Jitted:
                 self._by_arrays[key] = (traced, donated)
             return result
         try:
-            evaluate([x._node for x in leaves])
+            evaluate([x._node for x in leaves], _ARGUMENTS)
         except ConcretizationError:
             return self.fun(*args)   # called inside another trace: inline
         traced, donated = found
@@ -189,7 +190,7 @@ class Jitted:
         arrays = [x._node for x in leaves if isinstance(x, Array)]
         if trace.jit_depth:   # inside another trace: an argument that has no value inlines
             try:
-                evaluate(arrays)
+                evaluate(arrays, _ARGUMENTS)
             except ConcretizationError:
                 return self.fun(*args, **kwargs), None, ()
         donated = self._donated_leaves(args, static_pos, len(leaves))
@@ -207,7 +208,7 @@ class Jitted:
             cause = self._cause(self._last_signature, signature)
             self._last_signature = signature
         try:
-            evaluate(arrays)
+            evaluate(arrays, _ARGUMENTS)
         except ConcretizationError:
             return self.fun(*args, **kwargs), None, ()   # an array of a finished trace: inline
         return self._run(traced, leaves, donated, cause), traced, donated
@@ -337,7 +338,7 @@ class Jitted:
         entry = {}
         if traced.states:
             entry = {cell: cell._value for cell in traced.states}
-            evaluate([v._node for v in entry.values()])
+            evaluate([v._node for v in entry.values()], _ARGUMENTS)
         if traced.plan is not None:
             inputs = [leaves[what]._node if kind == "arg" else
                       entry[what]._node if kind == "state" else what

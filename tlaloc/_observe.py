@@ -35,27 +35,22 @@ def _is_tlaloc(code) -> bool:
     return inside
 
 
-def user_frame(depth=2):
-    """(file, line, function) of the innermost caller outside tlaloc, and the name of the
-    outermost tlaloc function it called (the trigger), and whether the pending-graph bound
-    is on the way."""
-    f = sys._getframe(depth)
-    entry = None
-    bound = False
+def user_frame():
+    """(file, line, function) of the innermost caller outside tlaloc, or None. The walk
+    skips tlaloc's own frames and never counts them: compiled modules (docs/native.md)
+    have none."""
+    f = sys._getframe(1)
     while f is not None:
         code = f.f_code
         if not _is_tlaloc(code):
-            return (code.co_filename, f.f_lineno, code.co_name), entry, bound
-        entry = code.co_name
-        if entry == "_bound_depth":
-            bound = True
+            return code.co_filename, f.f_lineno, code.co_name
         f = f.f_back
-    return None, entry, bound
+    return None
 
 
 def where_of_bind(node) -> None:
     """The on_bind hook: the user's line that recorded `node`."""
-    f = sys._getframe(2)
+    f = sys._getframe(1)
     while f is not None:
         code = f.f_code
         if not _is_tlaloc(code):
@@ -69,27 +64,6 @@ def short(where) -> str:
     if where is None:
         return "?"
     return f"{os.path.basename(where[0])}:{where[1]}"
-
-
-_TRIGGERS = {
-    "__float__": "float()", "__int__": "int()", "__bool__": "bool()", "__complex__": "complex()",
-    "__index__": "operator.index()", "__repr__": "repr()/print()", "__str__": "str()/print()",
-    "__array__": "np.asarray()", "__dlpack__": "__dlpack__()", "item": ".item()",
-    "tolist": ".tolist()", "eval": "tlaloc.eval()", "_host": "reading the value",
-    "__call__": "a jitted call computing its pending arguments",
-    "_call": "a jitted call computing its pending arguments",
-}
-
-
-def trigger_name(entry, bound) -> str:
-    if bound:
-        return "the pending-graph bound (config.max_pending)"
-    if entry is None:
-        return "an evaluation"
-    name = _TRIGGERS.get(entry)
-    if name is not None:
-        return name
-    return f"{entry}()"
 
 
 # ----------------------------------------------------------------------------- records
@@ -199,7 +173,7 @@ class _PhaseScope:
         local = obs.local
         if self.name == "jit" and local.current is None:
             # a jitted call is an evaluation of its own
-            where, _, _ = user_frame(2)
+            where = user_frame()
             obs._begin(f"jit call of `{self.info['function']}`", where)
             self.info["owns"] = True
         if self.name in ("run", "jit") and local.current is not None:
@@ -244,12 +218,11 @@ class Observer:
 
     # -- hooks the lower layers call
 
-    def evaluation(self, nodes, run):
+    def evaluation(self, nodes, run, trigger):
         local = self.local
         if local.current is not None:        # inside another evaluation: part of it
             return run(nodes)
-        where, entry, bound = user_frame(2)
-        self._begin(trigger_name(entry, bound), where)
+        self._begin(trigger, user_frame())
         try:
             return run(nodes)
         finally:

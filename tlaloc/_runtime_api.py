@@ -16,7 +16,7 @@ def eval(*arrays):
         if not isinstance(a, Array):
             raise TypeError(f"tlaloc.eval: expected tlaloc arrays, got {type(a).__name__}")
     nodes = [a._node for a in arrays]
-    evaluate(nodes)
+    evaluate(nodes, "tlaloc.eval()")
     for node in nodes:      # PJRT devices may run asynchronously (GPUs): wait for the values
         node.device.backend.ready(node.value)
     return arrays[0] if len(arrays) == 1 else arrays

@@ -1,0 +1,96 @@
+"""Which of tlaloc's modules run compiled (docs/native.md).
+
+The build compiles the modules on the per-call path with Cython (setup.py) and lists them,
+with the digest of each one's source, in `_native.json` beside this file. Python imports an
+extension module in place of the source of the same name; this module, imported first by
+the package, decides per module whether that may happen:
+
+* `TLALOC_PURE_PYTHON=1` (any value but empty or 0): every module is imported from source;
+* a module whose source no longer has the digest it was compiled from (an edit in a
+  development checkout) is imported from source, with one warning naming the rebuild;
+* a build that failed left the package pure Python, with one warning at import.
+
+Without a manifest (a source checkout on `sys.path`, never built) everything is Python and
+nothing is said.
+"""
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import warnings
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+PURE_PYTHON = os.environ.get("TLALOC_PURE_PYTHON", "") not in ("", "0")
+
+
+def _source_path(module: str) -> str:
+    return os.path.join(_PACKAGE_DIR, *module.split(".")[1:]) + ".py"
+
+
+def _digest(path: str):
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _read_manifest():
+    try:
+        with open(os.path.join(_PACKAGE_DIR, "_native.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+class _FromSource:
+    """A meta-path finder that imports the listed tlaloc modules from their sources, ahead
+    of the extension modules compiled from them."""
+
+    def __init__(self, modules):
+        self.modules = frozenset(modules)
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in self.modules:
+            return None
+        loader = importlib.machinery.SourceFileLoader(name, _source_path(name))
+        return importlib.util.spec_from_file_location(name, _source_path(name), loader=loader)
+
+
+def _decide():
+    """(compiled modules, modules held to their source, what to warn about or None)."""
+    manifest = _read_manifest()
+    if manifest is None:
+        return frozenset(), frozenset(), None
+    built = manifest.get("modules", {})
+    if PURE_PYTHON:
+        return frozenset(), frozenset(built), None
+    stale = sorted(m for m, d in built.items() if _digest(_source_path(m)) != d)
+    compiled = frozenset(built) - frozenset(stale)
+    warning = None
+    if stale:
+        warning = (f"tlaloc: {len(stale)} compiled module(s) are older than their sources "
+                   f"({', '.join(stale)}) and run as Python; rebuild with `pip install -e .`")
+    elif manifest.get("failed"):
+        why = "; ".join(f"{m}: {e}" for m, e in sorted(manifest["failed"].items()))
+        warning = (f"tlaloc: the compiled recording path did not build ({why}); "
+                   "running as pure Python (slower recording)")
+    return compiled, frozenset(stale), warning
+
+
+COMPILED, _HELD_TO_SOURCE, _WARNING = _decide()
+
+if _HELD_TO_SOURCE:
+    sys.meta_path.insert(0, _FromSource(_HELD_TO_SOURCE))
+if _WARNING is not None:
+    warnings.warn(_WARNING, RuntimeWarning, stacklevel=3)
+
+
+def native_modules() -> tuple:
+    """The tlaloc modules running as compiled extension modules in this process."""
+    return tuple(sorted(m for m in COMPILED
+                        if getattr(sys.modules.get(m), "__file__", "").endswith(
+                            tuple(importlib.machinery.EXTENSION_SUFFIXES))))
