@@ -164,18 +164,43 @@ def _bytes(n) -> str:
         n /= 1024
 
 
+# Read-only 0-d host values (with their abstract value) of the Python scalars operations
+# meet, by dtype, type and value (and the sign of a float's zeros): making them costs about
+# a third of recording the operation. Values are immutable, so leaves may share them; the
+# table is cleared when full, so values that change every step (a loop counter) only pass
+# through it.
+_scalar_hosts = {}
+_SCALAR_HOSTS_SIZE = 512
+
+
+def _scalar_key(value, dtype):
+    t = type(value)
+    if t is builtins.float:
+        return dtype, t, value, math.copysign(1.0, value)
+    if t is builtins.complex:
+        return dtype, t, value, math.copysign(1.0, value.real), math.copysign(1.0, value.imag)
+    return dtype, t, value
+
+
 def scalar_node(value, dtype: dt.DType, device, name=None):
     """A 0-d program input holding a Python scalar (an input, not a constant, so the
     compiled program is reused whatever the value). Every use gets its own leaf: sharing
     leaves of equal values would make the program's structure depend on values."""
-    if dtype.kind in dt.INTEGER_KINDS and not isinstance(value, builtins.bool):
-        dt.check_int_fits(value, dtype, name)
-    try:
-        host = np.asarray(value, dtype=dtype.numpy)
-    except OverflowError:   # a Python int past the floating dtype's range
-        where = "" if name is None else f"{name}: "
-        raise OverflowError(f"{where}Python int {value} is too large for {dtype}") from None
-    return leaf(host, Aval((), dtype), device)
+    key = _scalar_key(value, dtype)
+    known = _scalar_hosts.get(key)
+    if known is None:
+        if dtype.kind in dt.INTEGER_KINDS and not isinstance(value, builtins.bool):
+            dt.check_int_fits(value, dtype, name)
+        try:
+            host = np.asarray(value, dtype=dtype.numpy)
+        except OverflowError:   # a Python int past the floating dtype's range
+            where = "" if name is None else f"{name}: "
+            raise OverflowError(f"{where}Python int {value} is too large for {dtype}") from None
+        host.flags.writeable = False
+        if len(_scalar_hosts) >= _SCALAR_HOSTS_SIZE:
+            _scalar_hosts.clear()
+        known = _scalar_hosts[key] = (host, Aval((), dtype))
+    return leaf(known[0], known[1], device)
 
 
 def constant(value, shape, dtype, device):
