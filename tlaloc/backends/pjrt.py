@@ -208,6 +208,46 @@ class PjrtBackend(Backend):
             return self._execute(entry, leaves)
         return self._interpret(plan, leaves, entry)
 
+    def fast_runner(self, plan):
+        """For a plan run many times with the same structure (tlaloc.jit's cached calls): a
+        function of the input buffers that does what `run` does once the plan's executable
+        is ready (count a hit, execute, track memory), with every lookup made here, once.
+        It returns None, having done nothing, when a donated input's buffer is shared (with
+        another input, or through the scalar table): `run` copies it first. None instead of
+        a function while the executable is not ready. The caller passes buffers of the
+        runtime's type (`buffer_type`) only, and calls it only while no observer is set (it
+        opens no phases)."""
+        entry = plan.entry
+        if entry is None or entry.executable is None:
+            return None
+        execute = self.runtime.executor(entry.executable, entry.handlers)
+        donated = tuple(entry.program.donated)
+        stats = self.stats
+        shared = self._shared_scalars
+        memory = _memory
+
+        def run(buffers):
+            if donated:
+                ids = [id(b) for b in buffers]
+                for i in donated:
+                    b = buffers[i]
+                    if ids.count(id(b)) > 1 or shared.get(id(b)) is b:
+                        return None
+            stats.hits += 1
+            entry.seen += 1
+            out = execute(buffers)
+            if memory.ENABLED:
+                memory.track(self, out)
+            return out
+
+        return run
+
+    @property
+    def buffer_type(self):
+        """The type of this backend's device buffers (exactly: no subclass)."""
+        from . import _jaxlib
+        return _jaxlib.BUFFER
+
     def _worth_compiling(self, plan, entry) -> bool:
         """The ski-rental rule (backends/tiers.py) on this structure's measured runs, or on
         the predicted one before its first run."""
