@@ -449,17 +449,37 @@ def _fast_call(traced, donated):
     runner = make(plan) if make is not None else None
     if runner is None:
         return None
+    if any(kind not in ("arg", "const") for kind, _ in traced.leaf_sources):
+        return None
     buffer = backend.buffer_type
     # per program input: (argument position, None) or (-1, the captured constant's node)
     sources = tuple((what, None) if kind == "arg" else (-1, what)
                     for kind, what in traced.leaf_sources)
-    if any(kind not in ("arg", "const") for kind, _ in traced.leaf_sources):
-        return None
     out_avals = tuple(traced.out_avals)
     structure = traced.out_structure
-    single = structure.kind == "leaf"
     order = tuple(order)
     new_array = Array.__new__
+
+    if structure.kind == "leaf" and len(out_avals) == 1:   # one result: the common case
+        aval = out_avals[0]
+
+        def call(args):
+            buffers = []
+            for i, node in sources:
+                value = (args[i]._node if node is None else node).value
+                if type(value) is not buffer:
+                    return _MISS
+                buffers.append(value)
+            values = runner(buffers)
+            if values is None:       # a donated buffer the general path must copy first
+                return _MISS
+            for i in donated:
+                args[i]._node.value = DONATED
+            out = new_array(Array)
+            out._node = Node(None, (), None, aval, device, values[0])
+            return out
+
+        return call
 
     def call(args):
         buffers = []
@@ -469,7 +489,7 @@ def _fast_call(traced, donated):
                 return _MISS
             buffers.append(value)
         values = runner(buffers)
-        if values is None:       # a donated buffer the general path must copy first
+        if values is None:
             return _MISS
         for i in donated:
             args[i]._node.value = DONATED
@@ -478,8 +498,6 @@ def _fast_call(traced, donated):
             out = new_array(Array)
             out._node = Node(None, (), None, aval, device, value)
             outputs.append(out)
-        if single:
-            return outputs[order[0]]
         return _tree.unflatten(structure, [outputs[k] for k in order])
 
     return call

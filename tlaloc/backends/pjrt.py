@@ -80,6 +80,7 @@ class PjrtBackend(Backend):
     def __init__(self, make_runtime, stats, host: bool, platform: str):
         self._make_runtime = make_runtime   # -> _jaxlib.Runtime, called on first need
         self._runtime = None
+        self._buffer = None        # the type of the buffers ready() waits for, once met
         self._disk = None
         self.stats = stats
         self.host = host            # buffers live in host memory: the interpreter tier applies
@@ -339,7 +340,10 @@ class PjrtBackend(Backend):
                 obs.compiled(entry.program, text, executable, self.runtime, seconds)
 
     def ready(self, value) -> None:
-        if type(value) is not np.ndarray and self.runtime.is_buffer(value):
+        if type(value) is self._buffer:     # (the type of the last buffer it waited for)
+            value.block_until_ready()
+        elif type(value) is not np.ndarray and self.runtime.is_buffer(value):
+            self._buffer = type(value)
             value.block_until_ready()
 
     def wait_for_compiles(self):
