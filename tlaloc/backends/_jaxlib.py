@@ -91,6 +91,8 @@ BUFFER = _jax.ArrayImpl
 class Runtime:
     """One PJRT device: transfers, compilation and execution."""
 
+    buffer_type = BUFFER
+
     def __init__(self, client, device):
         self.client = client
         self.device = device
