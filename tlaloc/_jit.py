@@ -386,6 +386,9 @@ class Jitted:
             inputs = [leaves[what]._node if kind == "arg" else
                       entry[what]._node if kind == "state" else what
                       for kind, what in traced.leaf_sources]
+            # a captured array donated since (to another jitted function): DonatedArrayError
+            evaluate([what for kind, what in traced.leaf_sources
+                      if kind == "const" and what.value is DONATED])
             misses, seconds = STATS.misses, STATS.compile_seconds
             with _context.phase("jit", {"function": getattr(self.fun, "__qualname__", "?"),
                                         "cause": cause, "plan": traced.plan,
