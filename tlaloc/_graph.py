@@ -118,6 +118,7 @@ DONATED = _Donated()
 # for the same code (the plan's canonical order).
 _numbering = itertools.count().__next__
 _FIRST = operator.itemgetter(0)   # (number, node, inputs) tuples sort by number
+_SECOND = operator.itemgetter(1)
 
 
 class Node:
@@ -336,8 +337,8 @@ class _Plan(protocol.Plan):
                     pending.append((node.number, node, inputs))
                     stack += inputs
         pending.sort(key=_FIRST)
-        nodes = [p[1] for p in pending]
-        index = {n: i for i, n in enumerate(nodes)}   # Node -> i for node i, ~j for leaf j
+        nodes = list(map(_SECOND, pending))
+        index = dict(zip(nodes, range(len(nodes))))   # Node -> i for node i, ~j for leaf j
         leaves = []
         eq_keys = []
         rename = RENAME
@@ -372,16 +373,25 @@ class _Plan(protocol.Plan):
             if i in outputs:
                 continue
             owner = node.owner
-            if (owner is not None and owner() is not None) or _consumed_elsewhere(node, index):
+            if owner is not None and owner() is not None:
                 outputs.append(i)
+                continue
+            for r in node.consumers or ():   # a pending operation outside the program
+                c = r()
+                if c is not None and c.value is None and c not in index:
+                    outputs.append(i)
+                    break
         n_in = len(leaves)
         self.leaves = leaves
         self.nodes = nodes
-        self.outputs = [s + n_in for s in outputs]
+        self.outputs = outputs = list(map(n_in.__add__, outputs))
         # the key names operands by their index among the leaves (~j) or the nodes (i)
         # (axis names are left out: a program on named arrays shares the unnamed one's entry)
-        self.key = (device, tuple([l.aval if l.aval.names is None else unnamed(l.aval)
-                                   for l in leaves]), tuple(eq_keys), tuple(self.outputs))
+        avals = []
+        for l in leaves:
+            a = l.aval
+            avals.append(a if a.names is None else unnamed(a))
+        self.key = (device, tuple(avals), tuple(eq_keys), tuple(outputs))
 
     def equations(self):
         """(prim, params, input slots, aval) of every node, in order: inputs are slots
@@ -399,15 +409,6 @@ class _Plan(protocol.Plan):
         if any(where):
             program.locations = where   # the lowering writes them as loc(...)
         return program
-
-
-def _consumed_elsewhere(node, index) -> bool:
-    """Whether a pending operation outside this program still consumes `node`."""
-    for r in node.consumers or ():
-        c = r()
-        if c is not None and c.value is None and c not in index:
-            return True
-    return False
 
 
 def _materialize_leaf(node: Node):
@@ -456,28 +457,51 @@ def evaluate(nodes, trigger="an evaluation") -> None:
 def _evaluate(nodes) -> None:
     todo = []
     for n in nodes:
-        if n.value is None:
+        value = n.value
+        if value is None:
             todo.append(n)
-        elif n.value is DONATED:
+        elif value is DONATED:
             _materialize_leaf(n)  # raises DonatedArrayError
     if not todo:
         return
-    by_device = {}
+    device = todo[0].device
     for n in todo:
-        by_device.setdefault(n.device, []).append(n)
-    for device, targets in by_device.items():
+        if n.device is not device:
+            by_device = {}
+            for n in todo:
+                by_device.setdefault(n.device, []).append(n)
+            for device, targets in by_device.items():
+                _run_plan(targets, device)
+            return
+    _run_plan(todo, device)
+
+
+def _run_plan(targets, device) -> None:
+    """Compute the pending `targets` (all on `device`) as one program."""
+    observed = _context.observer is not None
+    if observed:
         with _context.phase("plan"):
             plan = _Plan(targets, device)
-        for l in plan.leaves:
+    else:
+        plan = _Plan(targets, device)
+    leaves = plan.leaves
+    for l in leaves:
+        value = l.value
+        if value is None or value is DONATED:
             _materialize_leaf(l)
-        if not plan.nodes:
-            continue
+    if not plan.nodes:
+        return
+    if observed:
         with _context.phase("run", {"plan": plan, "device": device}):
-            values = device.backend.run(plan, plan.leaves)
-        n_in = len(plan.leaves)
-        for s, value in zip(plan.outputs, values):
-            node = plan.nodes[s - n_in]
-            node.value = value
-            if not _trace.retain_graph:
-                node.inputs = ()  # frees the intermediates behind it
-            node.pending = 0
+            values = device.backend.run(plan, leaves)
+    else:
+        values = device.backend.run(plan, leaves)
+    n_in = len(leaves)
+    nodes = plan.nodes
+    keep = _trace.retain_graph
+    for s, value in zip(plan.outputs, values):
+        node = nodes[s - n_in]
+        node.value = value
+        if not keep:
+            node.inputs = ()  # frees the intermediates behind it
+        node.pending = 0

@@ -104,6 +104,10 @@ class Jitted:
         self._cache = {}
         self._by_arrays = {}     # the same traces, keyed for calls with array leaves only
         self._last_signature = None
+        # signature of positional arrays -> its fast call (see __call__); None where calls
+        # always take the general path (static arguments; a subclass that runs programs
+        # its own way)
+        self._fast = {} if not self.static_argnums and type(self)._run is Jitted._run else None
         # The most positional arguments `fun` takes (None: any number, or not inspectable):
         # argnums are checked against it here, or against each call's arguments.
         self._positional = None
@@ -147,6 +151,27 @@ class Jitted:
     # ---------------------------------------------------------------- calling
 
     def __call__(self, *args, **kwargs):
+        # The fastest call: positional arrays only, of a signature whose program has run
+        # before. Keyed by each array's aval (shape, dtype, axis names) and device, which
+        # decide the trace (with no static or keyword arguments, the number of arrays fixes
+        # the structure and the donated positions); its values are read only when they are
+        # all device buffers already (anything else takes the general path below).
+        fast = self._fast
+        if fast and not kwargs:
+            key = []
+            for x in args:
+                if type(x) is not Array:
+                    break
+                node = x._node
+                key.append(node.aval)
+                key.append(node.device)
+            else:
+                call = fast.get(tuple(key))
+                if call is not None and not trace.retain_graph and _context.observer is None \
+                        and not (_context.engaged and trace.jit_depth):
+                    out = call(args)
+                    if out is not _MISS:
+                        return out
         if kwargs or self.static_argnums:
             return self._call(args, kwargs)[0]
         # The common call (arrays in nested tuples, lists, dicts) is keyed by its structure
@@ -164,6 +189,8 @@ class Jitted:
             result, traced, donated = self._call(args, kwargs)
             if traced is not None:
                 self._by_arrays[key] = (traced, donated)
+                if fast is not None:
+                    self._add_fast(args, traced, donated)
             return result
         try:
             evaluate([x._node for x in leaves], _ARGUMENTS)
@@ -172,7 +199,24 @@ class Jitted:
         traced, donated = found
         if donated:
             self._check_donation(leaves, donated)
-        return self._run(traced, leaves, donated, None)
+        result = self._run(traced, leaves, donated, None)
+        if fast is not None:
+            self._add_fast(args, traced, donated)
+        return result
+
+    def _add_fast(self, args, traced, donated):
+        """Give the signature of `args`, when they are positional arrays (none nested), its
+        fast call, once its program has run: the one _fast_call makes, or where it makes
+        none, one that always declines."""
+        key = []
+        for x in args:
+            if type(x) is not Array:
+                return
+            key.append(x._node.aval)
+            key.append(x._node.device)
+        key = tuple(key)
+        if key not in self._fast:
+            self._fast[key] = _fast_call(traced, donated) or _declines
 
     def _call(self, args, kwargs):
         """The general call: (result, the trace it ran or None when inlined, donated leaves).
@@ -343,6 +387,9 @@ class Jitted:
             inputs = [leaves[what]._node if kind == "arg" else
                       entry[what]._node if kind == "state" else what
                       for kind, what in traced.leaf_sources]
+            # a captured array donated since (to another jitted function): DonatedArrayError
+            evaluate([what for kind, what in traced.leaf_sources
+                      if kind == "const" and what.value is DONATED])
             misses, seconds = STATS.misses, STATS.compile_seconds
             with _context.phase("jit", {"function": getattr(self.fun, "__qualname__", "?"),
                                         "cause": cause, "plan": traced.plan,
@@ -373,6 +420,91 @@ class Jitted:
         for x, new in written:   # (all read first: one argument may be written into another)
             _views.assign(x, new, "a write into a jit argument")
         return _tree.unflatten(traced.out_structure, result)
+
+
+_MISS = object()   # what a fast call returns when it declines (the general path runs)
+
+
+def _declines(args):
+    return _MISS
+
+
+def _fast_call(traced, donated):
+    """The call of one signature of positional arrays once its program has run (see
+    Jitted.__call__), or None where the general path must run every call: the function
+    reads or writes state or writes into an argument, a result is not one of the program's
+    outputs, or the device's backend has no fast runner (a mesh's executables depend on the
+    inputs' layouts, which the key leaves out). The call reads its inputs' values (the
+    arguments', and the constants the trace captured) and declines, returning _MISS having
+    done nothing, unless all are device buffers: a pending argument, a host value still to
+    be put on the device, a donated or foreign value all take the general path, which
+    computes, moves or refuses them."""
+    plan = traced.plan
+    if plan is None or traced.states or traced.writes or traced.state_out:
+        return None
+    order = []
+    for slot in traced.out_slots:
+        if slot[0] != "out" or slot[2] != traced.out_avals[slot[1]].names:
+            return None
+        order.append(slot[1])
+    device = traced.device
+    backend = device.backend
+    make = getattr(backend, "fast_runner", None)
+    runner = make(plan) if make is not None else None
+    if runner is None:
+        return None
+    if any(kind not in ("arg", "const") for kind, _ in traced.leaf_sources):
+        return None
+    buffer = backend.buffer_type
+    # per program input: (argument position, None) or (-1, the captured constant's node)
+    sources = tuple((what, None) if kind == "arg" else (-1, what)
+                    for kind, what in traced.leaf_sources)
+    out_avals = tuple(traced.out_avals)
+    structure = traced.out_structure
+    order = tuple(order)
+    new_array = Array.__new__
+
+    if structure.kind == "leaf" and len(out_avals) == 1:   # one result: the common case
+        aval = out_avals[0]
+
+        def call(args):
+            buffers = []
+            for i, node in sources:
+                value = (args[i]._node if node is None else node).value
+                if type(value) is not buffer:
+                    return _MISS
+                buffers.append(value)
+            values = runner(buffers)
+            if values is None:       # a donated buffer the general path must copy first
+                return _MISS
+            for i in donated:
+                args[i]._node.value = DONATED
+            out = new_array(Array)
+            out._node = Node(None, (), None, aval, device, values[0])
+            return out
+
+        return call
+
+    def call(args):
+        buffers = []
+        for i, node in sources:
+            value = (args[i]._node if node is None else node).value
+            if type(value) is not buffer:
+                return _MISS
+            buffers.append(value)
+        values = runner(buffers)
+        if values is None:
+            return _MISS
+        for i in donated:
+            args[i]._node.value = DONATED
+        outputs = []
+        for value, aval in zip(values, out_avals):
+            out = new_array(Array)
+            out._node = Node(None, (), None, aval, device, value)
+            outputs.append(out)
+        return _tree.unflatten(structure, [outputs[k] for k in order])
+
+    return call
 
 
 def _state_outputs(frame):

@@ -83,9 +83,15 @@ _GARBAGE_EVERY = 1024
 _executions = 0
 _collect_garbage = getattr(_jax, "collect_garbage", lambda: None)   # (in every jaxlib so far)
 
+# The type of every device buffer this module makes (puts, results, global arrays): a value
+# whose type is exactly this is a buffer a program can take as it is.
+BUFFER = _jax.ArrayImpl
+
 
 class Runtime:
     """One PJRT device: transfers, compilation and execution."""
+
+    buffer_type = BUFFER
 
     def __init__(self, client, device):
         self.client = client
@@ -147,6 +153,23 @@ class Runtime:
             _executions = 0
             _collect_garbage()
         return out
+
+    @staticmethod
+    def executor(executable, handlers):
+        """`execute(executable, handlers, buffers)` as a function of the buffers alone, for a
+        program run many times (tlaloc.jit's cached calls): the lookups are done once."""
+        execute_sharded = executable.execute_sharded
+
+        def run(buffers):
+            global _executions
+            out = execute_sharded(buffers).consume_with_handlers(handlers)
+            _executions += 1
+            if _executions >= _GARBAGE_EVERY:
+                _executions = 0
+                _collect_garbage()
+            return out
+
+        return run
 
     @staticmethod
     def to_numpy(buffer) -> np.ndarray:

@@ -60,13 +60,15 @@ class _Entry:
     structure is first compiled (a structure that only ever runs in the interpreter tier
     never needs one). `spent` and `last_run` are its interpreted runs' measured seconds
     (the tier policy's input)."""
-    __slots__ = ("program", "seen", "executable", "handlers", "future", "spent", "last_run")
+    __slots__ = ("program", "seen", "executable", "handlers", "execute", "future", "spent",
+                 "last_run")
 
     def __init__(self, program=None):
         self.program = program
         self.seen = 0
         self.executable = None
         self.handlers = None
+        self.execute = None       # buffers -> outputs: the executable's run, once compiled
         self.future = None
         self.spent = 0.0
         self.last_run = None
@@ -80,6 +82,7 @@ class PjrtBackend(Backend):
     def __init__(self, make_runtime, stats, host: bool, platform: str):
         self._make_runtime = make_runtime   # -> _jaxlib.Runtime, called on first need
         self._runtime = None
+        self._buffer = None        # the runtime's buffer type, once the runtime is made
         self._disk = None
         self.stats = stats
         self.host = host            # buffers live in host memory: the interpreter tier applies
@@ -104,6 +107,7 @@ class PjrtBackend(Backend):
                 if runtime is None:
                     runtime = self._make_runtime()
                     self._disk = DiskCache(runtime.cache_identity())
+                    self._buffer = runtime.buffer_type
                     self._runtime = runtime
         return runtime
 
@@ -208,6 +212,45 @@ class PjrtBackend(Backend):
             return self._execute(entry, leaves)
         return self._interpret(plan, leaves, entry)
 
+    def fast_runner(self, plan):
+        """For a plan run many times with the same structure (tlaloc.jit's cached calls): a
+        function of the input buffers that does what `run` does once the plan's executable
+        is ready (count a hit, execute, track memory), with every lookup made here, once.
+        It returns None, having done nothing, when a donated input's buffer is shared (with
+        another input, or through the scalar table): `run` copies it first. None instead of
+        a function while the executable is not ready. The caller passes buffers of the
+        runtime's type (`buffer_type`) only, and calls it only while no observer is set (it
+        opens no phases)."""
+        entry = plan.entry
+        if entry is None or entry.executable is None:
+            return None
+        execute = entry.execute
+        donated = tuple(entry.program.donated)
+        stats = self.stats
+        shared = self._shared_scalars
+        memory = _memory
+
+        def run(buffers):
+            if donated:
+                ids = [id(b) for b in buffers]
+                for i in donated:
+                    b = buffers[i]
+                    if ids.count(id(b)) > 1 or shared.get(id(b)) is b:
+                        return None
+            stats.hits += 1
+            entry.seen += 1
+            out = execute(buffers)
+            if memory.ENABLED:
+                memory.track(self, out)
+            return out
+
+        return run
+
+    @property
+    def buffer_type(self):
+        """The type of this backend's device buffers (exactly: no subclass)."""
+        return self.runtime.buffer_type
+
     def _worth_compiling(self, plan, entry) -> bool:
         """The ski-rental rule (backends/tiers.py) on this structure's measured runs, or on
         the predicted one before its first run."""
@@ -246,8 +289,16 @@ class PjrtBackend(Backend):
         return out
 
     def _execute(self, entry, leaves):
-        with _context.phase("host-to-device"):
-            buffers = [self._as_buffer(l) for l in leaves]
+        observed = _context.observer is not None
+        if observed:
+            with _context.phase("host-to-device"):
+                buffers = [self._as_buffer(l) for l in leaves]
+        else:
+            buffer = self._buffer
+            buffers = []
+            for l in leaves:
+                value = l.value
+                buffers.append(value if type(value) is buffer else self._as_buffer(l))
         donated = entry.program.donated
         if donated:
             # a donated buffer must be this input's alone (a shared scalar copy, or the same
@@ -259,8 +310,11 @@ class PjrtBackend(Backend):
                     uses[id(buffers[i])] -= 1
                     buffers[i] = leaves[i].value = self._put(
                         np.ascontiguousarray(to_host(buffers[i])))
-        with _context.phase("execute"):
-            out = self.runtime.execute(entry.executable, entry.handlers, buffers)
+        if observed:
+            with _context.phase("execute"):
+                out = entry.execute(buffers)
+        else:
+            out = entry.execute(buffers)
         if _memory.ENABLED:
             _memory.track(self, out)
         return out
@@ -291,7 +345,8 @@ class PjrtBackend(Backend):
                     self.stats.disk_hits += 1
             entry.handlers = self.runtime.handlers(
                 (a.shape, a.dtype.numpy) for a in entry.program.out_avals())
-            entry.executable = executable
+            entry.execute = runtime.executor(executable, entry.handlers)
+            entry.executable = executable    # last: other threads run it once it is set
             seconds = time.perf_counter() - start
             self.stats.compile_seconds += seconds
             obs = _context.observer   # a profile or tlaloc.explain: the program's size and cost
@@ -299,7 +354,9 @@ class PjrtBackend(Backend):
                 obs.compiled(entry.program, text, executable, self.runtime, seconds)
 
     def ready(self, value) -> None:
-        if type(value) is not np.ndarray and self.runtime.is_buffer(value):
+        if type(value) is self._buffer:
+            value.block_until_ready()
+        elif type(value) is not np.ndarray and self.runtime.is_buffer(value):
             value.block_until_ready()
 
     def wait_for_compiles(self):
