@@ -329,39 +329,91 @@ def _getitem_names(names, key, ndim, out_ndim):
 
 
 class _BasicIndex(views.Step):
-    """`x[key]` for a key of ints, slices, `...` and None: a view of x, as in NumPy."""
-    __slots__ = ("key", "expanded", "entries", "shape")
+    """`x[key]` for a key of ints, slices, `...` and None: a view of x, as in NumPy.
 
-    def __init__(self, key, parsed):
+    A step depends only on the key and x's shape, and computes at its construction all it
+    needs to record the view's value (`forward`), the write of a value into its part
+    (`put`, behind `backward` and `x[key] = v`), and its NumPy layout; `_plan` keeps the
+    steps of recent keys, so a key repeated on a shape (a loop body) is parsed once. A step
+    is immutable once made: views share it."""
+    __slots__ = ("key", "expanded", "entries", "shape", "inserted", "scalar", "_in_shape",
+                 "_ints", "_sizes", "_reverse", "_slice", "_reshape_out", "_put", "_layouts")
+
+    def __init__(self, key, parsed, in_shape):
         self.key = key
         self.expanded = parsed.shape      # x's shape with a 1 at each None
         self.entries = parsed.entries     # an int or a slice per axis of that shape
+        self.inserted = tuple(parsed.inserted)
         self.shape = tuple([len(range(*e.indices(n))) for n, e in zip(parsed.shape, parsed.entries)
                             if type(e) is builtins.slice])
-
-    def is_scalar(self) -> bool:
-        """One int per axis (no slice, None or `...` in the key): NumPy returns a scalar,
-        a copy, not a view."""
-        key = self.key
-        return not self.shape and key is not Ellipsis and not (
+        # One int per axis (no slice, None or `...` in the key): NumPy returns a scalar, a
+        # copy, not a view.
+        self.scalar = not self.shape and key is not Ellipsis and not (
             type(key) is tuple and builtins.any(k is Ellipsis for k in key))
+        self._in_shape = tuple(in_shape)
+        # forward: reshape to `expanded` (None), a dynamic_slice at the ints (their positions
+        # are program inputs, so `x[i]` in a loop over i reuses one program), a reverse
+        # (negative steps), a strided slice, a reshape dropping the ints' axes
+        entries = self.entries
+        self._ints = builtins.any(isinstance(k, builtins.int) for k in entries)
+        shape = self.expanded
+        if self._ints:
+            self._sizes = tuple([1 if isinstance(k, builtins.int) else n for k, n in zip(entries, shape)])
+            shape = self._sizes
+            entries = [builtins.slice(None) if isinstance(k, builtins.int) else k for k in entries]
+        else:
+            self._sizes = None
+        start, limit, strides, reverse_dims, kept = _slice_params(shape, entries)
+        self._reverse = tuple(reverse_dims)
+        start, limit, strides = tuple(start), tuple(limit), tuple(strides)
+        if (start, limit, strides) == ((0,) * len(shape), shape, (1,) * len(shape)):
+            self._slice = None
+        else:
+            self._slice = {"start": start, "limit": limit, "strides": strides}
+        self._reshape_out = kept != self.shape
+        self._put = None          # the write's parameters, made at the first write
+        self._layouts = {}        # parent strides (or item size, C order) -> layout
 
     def forward(self, node):
-        out = o.reshape(_apply_basic(o.reshape(node, self.expanded), self.entries), self.shape)
         names = node.aval.names
+        if node.aval.shape != self.expanded:
+            node = lax.reshape(node, shape=self.expanded)
+        if self._ints:
+            dev = node.device
+            starts = tuple([scalar_node(k, dt.int64, dev) if isinstance(k, builtins.int)
+                            else constant(0, (), dt.int64, dev) for k in self.entries])
+            node = lax.dynamic_slice(node, *starts, sizes=self._sizes)
+        if self._reverse:
+            node = lax.reverse(node, dims=self._reverse)
+        params = self._slice
+        if params is not None:
+            node = lax.slice(node, **params)
+        if self._reshape_out:
+            node = lax.reshape(node, shape=self.shape)
         if names is not None:
-            out = renamed(out, _getitem_names(names, self.key, len(names), len(self.shape)))
-        return out
+            node = renamed(node, _getitem_names(names, self.key, len(names), len(self.shape)))
+        return node
 
     def backward(self, parent, value):
-        updated = _set_basic(o.reshape(parent, self.expanded), self.entries, value)
-        return o.reshape(updated, parent.aval.shape)
+        return self.put(parent, value)
 
-    def layout(self, x_strides, inserted):
+    def put(self, x, v):
+        """x (of the step's input shape) with the step's part replaced by v (broadcast to
+        the part's shape): what `x[key] = v` records."""
+        x2 = x if x.aval.shape == self.expanded else lax.reshape(x, shape=self.expanded)
+        put = self._put
+        if put is None:
+            put = self._put = _put_plan(self.expanded, self.entries)
+        out = _put_with(put, x2, self.entries, self.shape, v)
+        if out.aval.shape != self._in_shape:
+            out = lax.reshape(out, shape=self._in_shape)
+        return out
+
+    def layout(self, x_strides):
         """The view's byte strides, and the byte offset of its first element, from x's
         strides (None adds an axis, whose stride is moot)."""
         expanded = list(x_strides)
-        for i in inserted:
+        for i in self.inserted:
             expanded.insert(i, 0)
         strides, offset = [], 0
         for n, stride, e in zip(self.expanded, expanded, self.entries):
@@ -372,16 +424,88 @@ class _BasicIndex(views.Step):
                     offset += first * stride
             else:
                 offset += e * stride
-        return strides, offset
+        return tuple(strides), offset
+
+    def layout_of(self, x):
+        """layout() for x's own strides (as views.layout gives them), memoized."""
+        v = getattr(x, "_view", None)
+        if v is not None:
+            memo = v.strides
+        else:
+            memo = views.itemsize(x)    # C order: the strides follow from the item size
+        layouts = self._layouts
+        out = layouts.get(memo)
+        if out is None:
+            strides = v.strides if v is not None else views.c_strides(self._in_shape, memo)
+            out = self.layout(strides)
+            if len(layouts) >= 16:
+                layouts.clear()
+            layouts[memo] = out
+        return out
+
+
+def _signature(key):
+    """A hashable stand-in for a basic key (all a step depends on beside the array's
+    shape): the key's items where they are exact Python ints, None, `...` and slices of
+    exact ints or None, tagged by whether the key is a tuple. None for any other key (index
+    arrays, lists, NumPy or bool scalars, slices of other types): those are parsed every
+    time. Exact types: True == 1 and 1.0 == 1 hash alike, but a bool or a float key is an
+    error."""
+    if type(key) is tuple:
+        items = key
+    else:
+        items = (key,)
+    sig = []
+    for k in items:
+        t = type(k)
+        if t is builtins.slice:
+            a, b, c = k.start, k.stop, k.step
+            if not ((a is None or type(a) is builtins.int) and (b is None or type(b) is builtins.int)
+                    and (c is None or type(c) is builtins.int)):
+                return None
+            sig.append((a, b, c))
+        elif t is builtins.int or k is None or k is Ellipsis:
+            sig.append(k)
+        else:
+            return None
+    return (type(key) is tuple, tuple(sig))
+
+
+_PLANS = {}            # (signature, shape) -> _BasicIndex
+_PLANS_MAX = 2048      # emptied when full (keys of many ints: x[i] for each i)
+
+
+def _plan(x, key):
+    """The cached step of the basic key `key` on x's shape (made on a miss, after the
+    checks of parsing: bounds, too many indices), or None for a key that is not basic."""
+    sig = _signature(key)
+    if sig is None:
+        return None
+    shape = x._node.aval.shape
+    ck = (sig, shape)
+    step = _PLANS.get(ck)
+    if step is None:
+        parsed = _parse(x, key)     # raises here, at the call, for a bad key
+        step = _BasicIndex(key, parsed, shape)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[ck] = step
+    return step
 
 
 def getitem(x: Array, key):
+    step = _plan(x, key)
+    if step is not None:
+        if step.scalar:
+            return wrap(step.forward(x._node))
+        strides, offset = step.layout_of(x)
+        return views.view(x, step, strides, offset=offset)
     parsed = _parse(x, key)
     if not _has_arrays(parsed.entries):
-        step = _BasicIndex(key, parsed)
-        if step.is_scalar():
+        step = _BasicIndex(key, parsed, x.shape)
+        if step.scalar:
             return wrap(step.forward(x._node))
-        strides, offset = step.layout(views.layout(x)[0], parsed.inserted)
+        strides, offset = step.layout_of(x)
         return views.view(x, step, strides, offset=offset)
     entries = _expand_masks(parsed.entries)
     basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
@@ -420,6 +544,8 @@ def _value_node(x, value):
 def _broadcast_value(v, shape):
     """`v` broadcast to `shape` for assignment (leading size-1 dimensions may be dropped)."""
     vshape = v.aval.shape
+    if vshape == shape:
+        return v
     while len(vshape) > len(shape) and vshape[0] == 1:
         vshape = vshape[1:]
     if len(vshape) > len(shape) or builtins.any(
@@ -432,20 +558,24 @@ def _broadcast_value(v, shape):
 
 def _set_basic(x2, entries, v):
     """x2 with the region of the (int/slice) entries replaced by v (broadcast to the
-    region's indexed shape): a dynamic_update_slice for a box, else pad the value into
-    place and select."""
+    region's indexed shape)."""
     shape = x2.aval.shape
-    dtype = x2.aval.dtype
-    dev = x2.device
+    return _put_with(_put_plan(shape, entries), x2, entries, _basic_result_shape(shape, entries), v)
+
+
+def _put_plan(shape, entries):
+    """What writing into the region of the (int/slice) entries of an array of `shape`
+    takes: the region's shape, the pad parameters placing it (low, high, interior), the
+    axes to reverse (negative steps), and whether it is a box (a dynamic_update_slice)."""
     low, high, interior, region, reverse_dims = [], [], [], [], []
-    for axis, (n, k) in enumerate(zip(shape, entries)):
+    for n, k in zip(shape, entries):
         if isinstance(k, builtins.int):
             first, last, step, count = k, k, 1, 1
         else:
             lo, hi, step = k.indices(n)
             count = len(range(lo, hi, step))
             if step < 0:
-                reverse_dims.append(axis)
+                reverse_dims.append(len(region))
                 first, last, step = lo + (count - 1) * step, lo, -step
             else:
                 first, last = lo, lo + (count - 1) * step
@@ -453,21 +583,41 @@ def _set_basic(x2, entries, v):
         low.append(first if count else 0)
         high.append(n - 1 - last if count else n)
         interior.append(step - 1)
-    vb = _broadcast_value(v, _basic_result_shape(shape, entries))
-    if math.prod(region) == 0:
+    box = builtins.all(c == 1 or i == 0 for c, i in zip(region, interior))
+    return (tuple(shape), tuple(region), tuple(low), tuple(high), tuple(interior),
+            tuple(reverse_dims), box)
+
+
+def _put_with(put, x2, entries, value_shape, v):
+    """x2 with the region `put` describes (_put_plan of x2's shape and `entries`) replaced
+    by v broadcast to `value_shape` (the region without the ints' axes): a
+    dynamic_update_slice for a box, else pad the value into place and select."""
+    shape, region, low, high, interior, reverse_dims, box = put
+    vb = _broadcast_value(v, value_shape)
+    if 0 in region:
         return x2
     vr = o.reshape(vb, region)
     if reverse_dims:
-        vr = lax.reverse(vr, dims=tuple(reverse_dims))
-    if tuple(region) == shape:
+        vr = lax.reverse(vr, dims=reverse_dims)
+    if region == shape:
         return vr
-    if builtins.all(c == 1 or i == 0 for c, i in zip(region, interior)):
+    dtype = x2.aval.dtype
+    dev = x2.device
+    if box:
         # a box: int positions are program inputs (as in x[i]), so a loop writing x[i] = v
         # for each i reuses one program
-        starts = tuple(scalar_node(k, dt.int64, dev) if isinstance(k, builtins.int)
-                       else constant(lo, (), dt.int64, dev) for k, lo in zip(entries, low))
+        starts = []
+        fixed = {}     # one constant per distinct fixed start
+        for k, lo in zip(entries, low):
+            if isinstance(k, builtins.int):
+                starts.append(scalar_node(k, dt.int64, dev))
+            else:
+                c = fixed.get(lo)
+                if c is None:
+                    c = fixed[lo] = constant(lo, (), dt.int64, dev)
+                starts.append(c)
         return lax.dynamic_update_slice(x2, vr, *starts)
-    params = {"low": tuple(low), "high": tuple(high), "interior": tuple(interior)}
+    params = {"low": low, "high": high, "interior": interior}
     placed = lax.pad(vr, o.const(0, (), dtype, dev), **params)
     inside = lax.pad(o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev),
                      **params)
@@ -518,6 +668,11 @@ def _leading_mask_select(x2, entries, v):
 
 def setitem(x: Array, key, value) -> Array:
     """The array `x` with `x[key]` replaced by `value` (x itself is not changed)."""
+    step = _plan(x, key)
+    if step is not None:
+        v = _value_node(x, value)
+        node = x._node
+        return wrap(renamed(step.put(node, v), node.aval.names))
     parsed = _parse(x, key)
     v = _value_node(x, value)
     x2 = o.reshape(x._node, parsed.shape)

@@ -111,7 +111,10 @@ def layout(x: Array):
 
 
 def _itemsize(x: Array) -> int:
-    return max(x.dtype.bits // 8, 1)    # bool: one byte
+    return max(x._node.aval.dtype.bits >> 3, 1)    # bool: one byte
+
+
+itemsize = _itemsize
 
 
 def _c_contiguous(shape, strides, itemsize) -> bool:
@@ -262,12 +265,16 @@ def view(x: Array, step: Step, strides, itemsize=None, offset=0) -> Array:
     if parent is None:   # x becomes the base of a family
         family = _Family(x._node)
         shape_strides, size = layout(x)
-        parent = x._view = _View(family, (), x.shape, shape_strides, size, 0)
+        parent = x._view = _View(family, (), x._node.aval.shape, shape_strides, size, 0)
         family.add(x)
-    out = wrap(step.forward(x._node))
-    out._view = _View(parent.family, parent.steps + (step,), out.shape, tuple(strides),
+    else:
+        family = parent.family
+    node = step.forward(x._node)
+    out = wrap(node)
+    out._view = _View(family, parent.steps + (step,), node.aval.shape,
+                      strides if type(strides) is tuple else tuple(strides),
                       parent.itemsize if itemsize is None else itemsize, parent.offset + offset)
-    parent.family.add(out)
+    family.add(out)
     return out
 
 
@@ -279,32 +286,55 @@ def assign(x: Array, new: Array, opname: str) -> Array:
     if v is None:
         return x
     family = v.family
-    base = family.storage._node
+    storage = family.storage
     value = x._node
     if v.steps:
+        base = storage._node
         value = renamed(_write_back(base, v.steps, value), base.aval.names)
-    _show(family.storage, value)
-    if v.extent is None:
+    if storage._node is not value:
+        _show(storage, value)
+    extent = v._extent
+    if extent is False:
+        extent = v.extent
+    if extent is None:
         return x           # an empty write changes no element
     # Only the members whose bytes the write can reach are rebound; the others keep their
     # values (older nodes of the same values), so writes through many disjoint views (rows,
-    # blocks) cost one rebinding each, not one per live view.
-    first, last = v.extent
+    # blocks) cost one rebinding each, not one per live view. Dead members are dropped.
+    first, last = extent
     values = {(): value}   # members' values by their steps (views of one parent share them)
-    for ref, member in family.members:
+    members = family.members
+    live = 0
+    for i in range(len(members)):
+        entry = members[i]
+        m = entry[0]()
+        if m is None:
+            continue
+        members[live] = entry
+        live += 1
+        if m is x:
+            continue
+        member = entry[1]
         extent = member._extent
         if extent is False:
             extent = member.extent
         if extent is not None and extent[0] < last and first < extent[1]:
-            m = ref()
-            if m is not None and m is not x:
-                _show(m, _value_at(member.steps, values))
+            _show(m, _value_at(member.steps, values))
+    del members[live:]
     return x
 
 
 def _show(a: Array, node) -> None:
-    """Rebind the family's array `a` to `node` (its own shape and dtype)."""
-    a._rebind(wrap(node), "a write through a view")
+    """Rebind the family's array `a` to `node` (of its own shape and dtype): _rebind
+    without a temporary Array."""
+    old = a._node
+    if old is node:
+        return
+    if old.owner is not None and old.owner() is a:
+        old.owner = None    # `a` no longer shows it: plans need not return it
+    a._node = node
+    if node.value is None:
+        a._own(node)
 
 
 def _value_at(steps, values):

@@ -128,8 +128,11 @@ transpose = declare(
 
 
 def _slice_infer(x, *, start, limit, strides):
-    shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, strides))
-    return aval(shape, x.dtype)
+    shape = []
+    for lo, hi, st in zip(start, limit, strides):
+        n = -(-(hi - lo) // st)
+        shape.append(n if n > 0 else 0)
+    return Aval(tuple(shape), x.dtype)
 
 
 def _slice_transpose(ct, x, *, out, start, limit, strides):
