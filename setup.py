@@ -49,8 +49,13 @@ def source_of(module: str) -> str:
 
 
 def digest(path: str) -> str:
-    with open(os.path.join(HERE, path), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    """SHA-256 of a module's source and of its Cython declarations (`.pxd`), if any."""
+    h = hashlib.sha256()
+    for p in (path, path[:-3] + ".pxd"):
+        if p == path or os.path.exists(os.path.join(HERE, p)):
+            with open(os.path.join(HERE, p), "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
 
 
 class OptionalBuildExt(build_ext):

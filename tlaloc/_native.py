@@ -31,11 +31,20 @@ def _source_path(module: str) -> str:
 
 
 def _digest(path: str):
+    """SHA-256 of a module's source and of its Cython declarations (`.pxd`), as setup.py
+    computes it; None without a source."""
+    h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
+            h.update(f.read())
     except OSError:
         return None
+    try:
+        with open(path[:-3] + ".pxd", "rb") as f:
+            h.update(f.read())
+    except OSError:
+        pass
+    return h.hexdigest()
 
 
 def _read_manifest():
