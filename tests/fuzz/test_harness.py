@@ -85,3 +85,33 @@ def test_a_wrong_derivative_is_flagged():
 def test_a_nonfinite_derivative_is_flagged(value):
     grads = [np.array([1.0])]
     assert _derivative_problems({"grad": [np.array([value])]}, 0.0, grads, 0.0)
+
+
+def test_infinity_times_a_range_around_zero_may_be_nan():
+    # abs(x / 0) * ((z + z) + z * z) for z = 0: the fused sum is a range [-tiny, tiny]
+    # around zero, and inf times it is nan (seed 20261205): no range excludes nan
+    inf = Ref(np.array([np.inf, -np.inf], np.float32))
+    z = Ref(np.zeros(2, np.float32))
+    near_zero = apply(FUNCTIONS["add"], [apply(FUNCTIONS["add"], [z, z], np.float32),
+                                         apply(FUNCTIONS["multiply"], [z, z], np.float32)],
+                      np.float32)
+    assert (near_zero.st == RANGE).all() and (near_zero.lo < 0).all()
+    p = apply(FUNCTIONS["multiply"], [inf, near_zero], np.float32)
+    assert problems(np.array([np.nan, np.nan], np.float32), p) == []
+    assert (p.st == FREE).all()
+
+
+def test_hypot_of_an_infinity_is_inf_whatever_the_other_operand():
+    # hypot(+-inf, y) = +inf for every y, NaN and unknown ones included (IEEE 754, C99),
+    # so zeros_like(a) * hypot(-inf, b) is exactly nan
+    inf = Ref(np.array([-np.inf, np.inf, -np.inf], np.float32))
+    y = apply(FUNCTIONS["sin"], [Ref(np.array([np.inf, 1.0, 1e30], np.float32))], np.float32)
+    free = Ref(y.v, np.full(3, FREE), y.lo, y.hi)
+    for other in (y, free, Ref(np.full(3, np.nan, np.float32))):
+        for args in ([inf, other], [other, inf]):
+            h = apply(FUNCTIONS["hypot"], args, np.float32)
+            assert (h.st == EXACT).all() and (h.v == np.inf).all()
+            p = apply(FUNCTIONS["multiply"], [Ref(np.zeros(3, np.float32)), h], np.float32)
+            assert (p.st == EXACT).all() and np.isnan(p.v).all()
+            assert problems(np.full(3, np.nan, np.float32), p) == []
+            assert problems(np.zeros(3, np.float32), p)
