@@ -320,11 +320,29 @@ def expectations(program):
                     reject()
                 g[idx] = (4 * d2 - d1) / 3          # Richardson
             grads.append(g)
+        if not linear(f, program.inputs, grads):
+            reject()
         d1 = central(f, program.inputs, program.tangents, H)
         d2 = central(f, program.inputs, program.tangents, H / 2)
         if not _smooth(d1, d2) or not one_sided_agree(f, program.inputs, program.tangents, value):
             reject()
     return value, grads, (4 * d2 - d1) / 3
+
+
+def linear(fn, arrays, grads):
+    """Whether the partial derivatives are a gradient: the difference quotient along a fixed
+    generic direction is their dot product with it. Partial derivatives can exist where f is
+    not differentiable: at a tie of a sort, moving one element alone leaves the middle of
+    sort([x, x, x]) where it is (partials 0), moving all together moves it (slope 1)."""
+    rng = np.random.RandomState(20261205)
+    u = [rng.standard_normal(a.shape) for a in arrays]
+    d1, d2 = central(fn, arrays, u, H), central(fn, arrays, u, H / 2)
+    if not _smooth(d1, d2):
+        return False
+    du = (4 * d2 - d1) / 3
+    dot = sum(float((g * v).sum()) for g, v in zip(grads, u))
+    scale = sum(float((np.abs(g) * np.abs(v)).sum()) for g, v in zip(grads, u))
+    return abs(du - dot) <= 1e-5 * (1 + abs(du) + scale)
 
 
 def _smooth(d1, d2):

@@ -33,8 +33,11 @@ class Fn:
 
     def __init__(self, value, *, exact=True, bounds=None, approx=False, decide=None,
                  complex_fn=None, unsigned_zero=False, inf_safe=None, product=False,
-                 keeps_product=False, fma=False):
+                 keeps_product=False, fma=False, inf_absorbs=False):
         self.value = value
+        # inf_absorbs: an infinite operand makes the result +inf whatever the others are,
+        # NaN and unknown (FREE) ones included (hypot, IEEE 754 and C99)
+        self.inf_absorbs = inf_absorbs
         # product: the result is a product (multiply, square); keeps_product: a product
         # stays one (negation); fma: an add or subtract, which may fuse an operand product
         self.product = product
@@ -95,6 +98,12 @@ def apply(fn: Fn, refs, out_dtype) -> Ref:
                 ranged &= ~((np.isinf(r.lo) | np.isinf(r.hi)) & (r.lo != r.hi))
         st[ranged] = RANGE
         lo, hi = np.where(ranged, w_lo, lo), np.where(ranged, w_hi, hi)
+    if fn.inf_absorbs:
+        inf = np.zeros(shape, bool)
+        for r in refs:
+            inf |= definitely_infinite(r)
+        st[inf] = EXACT
+        v = np.where(inf, np.inf, v).astype(out)
     if fn.unsigned_zero:
         # the standard leaves the sign of these zeros open (maximum(-0, +0), sign(-0))
         zero = (st == EXACT) & (v == 0)
@@ -105,6 +114,16 @@ def apply(fn: Fn, refs, out_dtype) -> Ref:
     out_ref = finish(v, st, lo, hi)
     out_ref.fused = fn.product or (fn.keeps_product and refs[0].fused)
     return out_ref
+
+
+def definitely_infinite(r: Ref):
+    """Mask of the elements of a real Ref that are +-inf for sure: exact infinities and
+    ranges pinned at one infinity ([inf, inf], e.g. hypot of a ranged value and inf)."""
+    if r.lo is None or is_complex(r.dtype):
+        return np.zeros(r.shape, bool)
+    with np.errstate(invalid="ignore"):
+        return (((r.st == EXACT) & np.isinf(r.v))
+                | ((r.st == RANGE) & np.isinf(r.lo) & (r.lo == r.hi)))
 
 
 def _fused(refs, v, st, lo, hi):
@@ -176,9 +195,19 @@ def iv_sub(a, b):
     return a[0] - b[1], a[1] - b[0]
 
 
+def _has_zero(a):
+    return (a[0] <= 0) & (a[1] >= 0)
+
+
+def _has_inf(a):
+    return np.isinf(a[0]) | np.isinf(a[1])
+
+
 def iv_mul(a, b):
     p = np.stack(np.broadcast_arrays(a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]))
-    bad = np.isnan(p).any(axis=0)           # 0 * inf: the range has no meaning
+    # 0 * inf = nan: an endpoint product, or an infinity times a range that holds zero
+    # inside ([inf, inf] * [-tiny, tiny]: the endpoints give -inf and inf, 0 * inf is nan)
+    bad = np.isnan(p).any(axis=0) | (_has_zero(a) & _has_inf(b)) | (_has_zero(b) & _has_inf(a))
     return np.where(bad, np.nan, p.min(axis=0)), np.where(bad, np.nan, p.max(axis=0))
 
 
@@ -590,7 +619,7 @@ FUNCTIONS = {
     "acosh": Fn(_f64(np.arccosh), exact=False, approx=True, bounds=increasing(np.arccosh)),
     "atanh": Fn(_f64(np.arctanh), exact=False, approx=True, bounds=increasing(np.arctanh)),
     "atan2": Fn(_f64(np.arctan2), exact=False, approx=True, bounds=points(np.arctan2)),
-    "hypot": Fn(_f64(np.hypot), exact=False, approx=True, inf_safe=True,
+    "hypot": Fn(_f64(np.hypot), exact=False, approx=True, inf_safe=True, inf_absorbs=True,
                 bounds=lambda a, b: increasing(np.hypot)(iv_abs(a), iv_abs(b))),
     "logaddexp": Fn(_f64(np.logaddexp), exact=False, approx=True, inf_safe=True,
                     bounds=increasing(np.logaddexp)),

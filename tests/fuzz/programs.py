@@ -90,11 +90,14 @@ def choice(items):
     return st.integers(0, 2 ** 16 - 1).map(lambda i: items[i % len(items)])
 
 
-# Operations that return a view of their operand, as in NumPy. A write through a view reaches
-# its base and the other views (tests/test_views.py checks that against NumPy); the per-value
-# references here do not model it, so programs write only into values no view shares.
-VIEW_OPS = {"getitem_basic", "reshape", "permute_dims", "matrix_transpose", "moveaxis",
-            "unstack", "tuple", "expand_dims", "squeeze", "flip"}
+# Operations that return a view of their operand (or the operand itself), as in NumPy. A
+# write through a view reaches its base and the other views (tests/test_views.py checks that
+# against NumPy); the per-value references here do not model it, so programs write only into
+# values no view shares. `x.T` (op "T"), `real`/`imag` of a complex x (and `real` of a real x:
+# x itself, viewed) are views; `broadcast_arrays` returns an operand itself where its shape is
+# already the broadcast one, as NumPy's does (test_harness checks this list against tlaloc).
+VIEW_OPS = {"getitem_basic", "reshape", "permute_dims", "T", "matrix_transpose", "moveaxis",
+            "unstack", "expand_dims", "squeeze", "flip", "real", "imag", "broadcast_arrays"}
 
 
 class Builder:

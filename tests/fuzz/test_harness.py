@@ -5,6 +5,8 @@ import math
 import numpy as np
 import pytest
 
+import tlaloc as xp
+
 from .compare import problems
 from .derivatives import _derivative_problems
 from .elementwise import FUNCTIONS, apply
@@ -85,3 +87,107 @@ def test_a_wrong_derivative_is_flagged():
 def test_a_nonfinite_derivative_is_flagged(value):
     grads = [np.array([1.0])]
     assert _derivative_problems({"grad": [np.array([value])]}, 0.0, grads, 0.0)
+
+
+def test_infinity_times_a_range_around_zero_may_be_nan():
+    # abs(x / 0) * ((z + z) + z * z) for z = 0: the fused sum is a range [-tiny, tiny]
+    # around zero, and inf times it is nan (seed 20261205): no range excludes nan
+    inf = Ref(np.array([np.inf, -np.inf], np.float32))
+    z = Ref(np.zeros(2, np.float32))
+    near_zero = apply(FUNCTIONS["add"], [apply(FUNCTIONS["add"], [z, z], np.float32),
+                                         apply(FUNCTIONS["multiply"], [z, z], np.float32)],
+                      np.float32)
+    assert (near_zero.st == RANGE).all() and (near_zero.lo < 0).all()
+    p = apply(FUNCTIONS["multiply"], [inf, near_zero], np.float32)
+    assert problems(np.array([np.nan, np.nan], np.float32), p) == []
+    assert (p.st == FREE).all()
+
+
+def test_hypot_of_an_infinity_is_inf_whatever_the_other_operand():
+    # hypot(+-inf, y) = +inf for every y, NaN and unknown ones included (IEEE 754, C99),
+    # so zeros_like(a) * hypot(-inf, b) is exactly nan
+    inf = Ref(np.array([-np.inf, np.inf, -np.inf], np.float32))
+    y = apply(FUNCTIONS["sin"], [Ref(np.array([np.inf, 1.0, 1e30], np.float32))], np.float32)
+    free = Ref(y.v, np.full(3, FREE), y.lo, y.hi)
+    for other in (y, free, Ref(np.full(3, np.nan, np.float32))):
+        for args in ([inf, other], [other, inf]):
+            h = apply(FUNCTIONS["hypot"], args, np.float32)
+            assert (h.st == EXACT).all() and (h.v == np.inf).all()
+            p = apply(FUNCTIONS["multiply"], [Ref(np.zeros(3, np.float32)), h], np.float32)
+            assert (p.st == EXACT).all() and np.isnan(p.v).all()
+            assert problems(np.full(3, np.nan, np.float32), p) == []
+            assert problems(np.zeros(3, np.float32), p)
+
+
+# op name (as the generators record it) -> (operand kind, the call as the generator spells it)
+_SPELLINGS = {
+    "getitem_basic": ("m", lambda x: x[0:2]),
+    "reshape": ("m", lambda x: xp.reshape(x, (4,))),
+    "permute_dims": ("m", lambda x: xp.permute_dims(x, (1, 0))),
+    "T": ("m", lambda x: x.T),
+    "matrix_transpose": ("m", lambda x: x.mT),
+    "moveaxis": ("m", lambda x: xp.moveaxis(x, 0, 1)),
+    "unstack": ("m", lambda x: xp.unstack(x, axis=0)[0]),
+    "expand_dims": ("m", lambda x: xp.expand_dims(x, axis=0)),
+    "squeeze": ("m", lambda x: xp.squeeze(xp.expand_dims(x, axis=0), axis=0)),
+    "flip": ("m", lambda x: xp.flip(x)),
+    "real": ("c", lambda x: xp.real(x)),
+    "imag": ("c", lambda x: xp.imag(x)),
+    "broadcast_arrays": ("m", lambda x: xp.broadcast_arrays(x, x)[0]),
+    "broadcast_to": ("m", lambda x: xp.broadcast_to(x, (2, 2))),
+    "astype": ("m", lambda x: xp.astype(x, xp.float64)),
+    "tile": ("m", lambda x: xp.tile(x, (1, 1))),
+    "roll": ("m", lambda x: xp.roll(x, 0)),
+    "repeat": ("m", lambda x: xp.repeat(x, 1, axis=0)),
+    "getitem_mask": ("m", lambda x: x[xp.asarray(np.ones(2, bool), device=x.device)]),
+    "take": ("m", lambda x: xp.take(x, xp.asarray(np.arange(2), device=x.device), axis=0)),
+    "meshgrid": ("v", lambda x: xp.meshgrid(x, x)[0]),
+    "concat": ("m", lambda x: xp.concat([x])),
+    "stack": ("m", lambda x: xp.stack([x])[0]),
+    "clip": ("m", lambda x: xp.clip(x)),
+    "tril": ("m", lambda x: xp.tril(x, k=3)),
+    "conj": ("c", lambda x: xp.conj(x)),
+    "expression": ("m", lambda x: x * 1),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_SPELLINGS))
+def test_view_ops_lists_every_operation_that_shares_memory(op):
+    # a write through a result that reaches its operand (or the reverse) must be known to
+    # the program builder, or its references go stale (the seed 20261205 "unstack"
+    # mismatches: a write through `x.T`, `real(z)` or `broadcast_arrays(x, y)[0]` reached x)
+    from .programs import VIEW_OPS
+    kind, f = _SPELLINGS[op]
+    dev = xp.device("interpreter")
+    base = {"m": np.arange(4.0).reshape(2, 2), "v": np.arange(2.0),
+            "c": np.arange(4.0).reshape(2, 2) * (1 + 1j)}[kind]
+    shares = False
+    for through_result in (True, False):
+        x = xp.asarray(base, device=dev)
+        y = f(x)
+        before = (np.array(x), np.array(y))
+        if through_result:
+            y[(0,) * y.ndim] = 99
+        else:
+            x[(0,) * x.ndim] = 99
+        other = np.asarray(x) if through_result else np.asarray(y)
+        shares |= not np.array_equal(other, before[0] if through_result else before[1])
+    assert shares == (op in VIEW_OPS), (op, shares)
+
+
+def test_a_point_where_partials_exist_but_no_gradient_is_skipped():
+    # seed 4242: the middle of sort(x) at x = [0.25, 0.25, 0.25] has partial derivatives
+    # (0: one element moved alone leaves the middle where it is) but no gradient (all moved
+    # together move it); tlaloc's grad picks one element's slope (1): not comparable
+    from hypothesis.errors import UnsatisfiedAssumption
+    from .derivatives import DerivativeProgram, expectations
+    body = ["v1 = xp.sort(v0, axis=-1)",
+            "return xp.sum(v1 * xp.asarray(np.array([0.0, 1.0, 0.0]), device=v0.device))"]
+    tie = DerivativeProgram(body, [(3,)], [np.full(3, 0.25)], [np.zeros(3)], False, ["sort"])
+    with pytest.raises(UnsatisfiedAssumption):
+        expectations(tie)
+    apart = DerivativeProgram(body, [(3,)], [np.array([0.3, 0.1, 0.2])], [np.ones(3)], False,
+                              ["sort"])
+    value, grads, jvp = expectations(apart)
+    np.testing.assert_allclose(grads[0], [0.0, 0.0, 1.0], atol=1e-6)   # the middle is x[2]
+    assert abs(value - 0.2) < 1e-12 and abs(jvp - 1.0) < 1e-6

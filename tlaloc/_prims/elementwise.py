@@ -55,11 +55,26 @@ def _shielded(ctx, x, i, when):
 
 def _additive_emit(hlo):
     """x + 0 -> x and x - (-0) -> x are wrong for x = -0.0: an operand that XLA would fold
-    into a zero literal is shielded."""
+    into a zero literal is shielded. The barrier stops XLA's algebraic simplifier, but the
+    CPU fusion emitters fold the same patterns again after barriers are gone, looking at the
+    right operand only: the loop emitter's complex dialect (`complex.add(x, 0)`, `complex.sub(x,
+    -0)` for complex x of any shape) and the tiled emitter's StableHLO simplification
+    (`add(x, 0)` for some shapes, e.g. one element). So a constant right operand is moved
+    left, where neither looks: x + c is emitted as c + x, and x - c as (-c) + x (exact in
+    IEEE arithmetic: subtraction is the addition of the negation), the negation folded by
+    XLA into a literal behind the barrier."""
     def emit(ctx, x, y):
-        if ctx.out_aval.dtype.kind in dt.FLOATING_KINDS:
-            x = _shielded(ctx, x, 0, ctx.is_constant(x))
-            y = _shielded(ctx, y, 1, ctx.is_constant(y))
+        if ctx.out_aval.dtype.kind not in dt.FLOATING_KINDS:
+            return ctx.simple(hlo, x, y)
+        x_const, y_const = ctx.is_constant(x), ctx.is_constant(y)
+        if y_const and not x_const:
+            aval = ctx.in_avals[1]
+            if hlo == "stablehlo.subtract":
+                y = ctx.op("stablehlo.negate", (y,), (aval,), aval)
+            y = ctx.barrier(y, aval)
+            return ctx.op("stablehlo.add", (y, x), (aval, ctx.in_avals[0]), ctx.out_aval)
+        x = _shielded(ctx, x, 0, x_const)
+        y = _shielded(ctx, y, 1, y_const)
         return ctx.simple(hlo, x, y)
     return emit
 
