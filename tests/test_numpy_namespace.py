@@ -390,7 +390,9 @@ def test_quantile_and_median_match_numpy(a, data):
     axis = data.draw(st.sampled_from([None] + list(range(a.ndim))))
     if a.size == 0 or axis is not None and a.shape[axis] == 0:
         return
-    q = data.draw(st.lists(st.floats(0, 1), min_size=1, max_size=3))
+    # no subnormal q: every tier flushes subnormals to zero (docs/precision.md), so a
+    # subnormal q is q = 0 there, and 0 * inf is nan where NumPy's tiny q * inf is inf
+    q = data.draw(st.lists(st.floats(0, 1, allow_subnormal=False), min_size=1, max_size=3))
     x = _on_interpreter(a)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
