@@ -464,28 +464,9 @@ def _fast_call(traced, donated):
     order = tuple(order)
     new_array = Array.__new__
 
-    if structure.kind == "leaf" and len(out_avals) == 1:   # one result: the common case
-        aval = out_avals[0]
-
-        def call(args):
-            buffers = []
-            for i, node in sources:
-                value = (args[i]._node if node is None else node).value
-                if type(value) is not buffer:
-                    return _MISS
-                buffers.append(value)
-            values = runner(buffers)
-            if values is None:       # a donated buffer the general path must copy first
-                return _MISS
-            for i in donated:
-                args[i]._node.value = DONATED
-            out = new_array(Array)
-            out._node = Node(None, (), None, aval, device, values[0])
-            return out
-
-        return call
-
-    def call(args):
+    def run(args):
+        """The program's output buffers, or _MISS (nothing done) when an input's value is
+        not a device buffer or a donated buffer must be copied first."""
         buffers = []
         for i, node in sources:
             value = (args[i]._node if node is None else node).value
@@ -493,10 +474,29 @@ def _fast_call(traced, donated):
                 return _MISS
             buffers.append(value)
         values = runner(buffers)
-        if values is None:
+        if values is None:       # a donated buffer the general path must copy first
             return _MISS
         for i in donated:
             args[i]._node.value = DONATED
+        return values
+
+    if structure.kind == "leaf" and len(out_avals) == 1:   # one result: the common case
+        aval = out_avals[0]
+
+        def call(args):
+            values = run(args)
+            if values is _MISS:
+                return _MISS
+            out = new_array(Array)
+            out._node = Node(None, (), None, aval, device, values[0])
+            return out
+
+        return call
+
+    def call(args):
+        values = run(args)
+        if values is _MISS:
+            return _MISS
         outputs = []
         for value, aval in zip(values, out_avals):
             out = new_array(Array)
