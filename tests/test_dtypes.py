@@ -50,6 +50,28 @@ def test_result_type_every_pair():
                 assert strict_name(ref) == expected, (d1, d2)
 
 
+def test_result_type_of_several_does_not_depend_on_their_order():
+    """uint64 and int8 have no common dtype, but either with a float gives the float: the
+    promotion of several dtypes must not depend on which pair is met first (found by
+    tests/fuzz: concat([uint64, int8, float32]) was refused and [float32, int8, uint64]
+    gave float32). Every ordered triple, and the functions that promote several arrays."""
+    import itertools
+    for triple in itertools.combinations_with_replacement(ALL, 3):
+        answers = set()
+        for order in itertools.permutations(triple):
+            try:
+                answers.add(str(xp.result_type(*[getattr(xp, d) for d in order])))
+            except TypeError:
+                answers.add("refused")
+        assert len(answers) == 1, (triple, answers)
+    for order in itertools.permutations(["uint64", "int8", "float32"]):
+        arrays = [xp.ones((1,), dtype=getattr(xp, d)) for d in order]
+        assert xp.concat(arrays).dtype == xp.float32, order
+        assert xp.stack(arrays).dtype == xp.float32, order
+    with pytest.raises(TypeError, match="concat"):
+        xp.concat([xp.ones((1,), dtype=xp.uint64), xp.ones((1,), dtype=xp.int8)])
+
+
 def test_result_type_many_and_scalars():
     assert xp.result_type(xp.int8, xp.uint8, xp.int16) == xp.int16
     assert xp.result_type(xp.int8, xp.uint16, xp.float16) == xp.float16

@@ -221,6 +221,19 @@ def promote(a: DType, b: DType) -> DType:
         return _promote_pair(a, b)  # raises the TypeError with its message
 
 
+def promote_all(dtypes) -> DType:
+    """The promotion of several dtypes, whatever their order. Pairwise promotion is not
+    associative across kinds: uint64 and int8 have no common dtype, while either with a
+    floating dtype gives that floating dtype. An integer or bool never changes the dtype an
+    inexact one gives it, so with any inexact dtype present the inexact ones alone decide."""
+    inexact = [d for d in dtypes if d.kind in FLOATING_KINDS]
+    pool = inexact or list(dtypes)
+    d = pool[0]
+    for other in pool[1:]:
+        d = promote(d, other)
+    return d
+
+
 @functools.lru_cache(maxsize=None)
 def int_bounds(d: DType) -> tuple:
     """(min, max) of an integer dtype, as Python ints."""

@@ -260,14 +260,20 @@ def promote(name, a, b):
         raise TypeError(f"{name}: {e}") from None
 
 
+def promote_all(name, dtypes):
+    """dt.promote_all (several dtypes, in any order), its TypeError naming the function."""
+    try:
+        return dt.promote_all(dtypes)
+    except TypeError as e:
+        raise TypeError(f"{name}: {e}") from None
+
+
 def result_dtype(name, *args):
     """The promoted dtype of arrays and Python scalars (scalars are weak)."""
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
-    d = arrays[0].dtype
-    for a in arrays[1:]:
-        d = promote(name, d, a.dtype)
+    d = arrays[0].dtype if len(arrays) == 1 else promote_all(name, [a.dtype for a in arrays])
     for s in args:
         if isinstance(s, _SCALARS):
             d = dt.scalar_dtype(s, d, name)

@@ -40,10 +40,8 @@ def result_type(*arrays_and_dtypes):
             strong.append(dt.canonicalize(a, "result_type", "arrays_and_dtypes"))
     if not strong:
         raise ValueError("result_type: at least one array or dtype is required")
-    d = strong[0]
     try:
-        for s in strong[1:]:
-            d = dt.promote(d, s)
+        d = dt.promote_all(strong)
     except TypeError as e:
         raise TypeError(f"result_type: {e}") from None
     for s in scalars:

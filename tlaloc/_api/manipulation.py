@@ -11,7 +11,7 @@ from . import _ops as o
 from . import views
 from .._prims import lax
 from ._core import (broadcast_shapes, broadcast_to_shape, cast, check_devices, check_size,
-                    axes_of, axis_of, is_int, node_of, promote, renamed, unify, wrap)
+                    axes_of, axis_of, is_int, node_of, promote_all, renamed, unify, wrap)
 from ._core import fresh
 
 
@@ -96,9 +96,7 @@ def _joined(name, arrays):
         raise ValueError(f"{name}: expected a non-empty tuple or list of arrays")
     nodes = [node_of(name, a, "arrays") for a in arrays]
     check_devices(name, *nodes)
-    d = nodes[0].aval.dtype
-    for n in nodes[1:]:
-        d = promote(name, d, n.aval.dtype)
+    d = promote_all(name, [n.aval.dtype for n in nodes])
     return [cast(n, d) for n in nodes]
 
 
