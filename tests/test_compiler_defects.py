@@ -172,6 +172,16 @@ REWRITES = [
      np.full(3, -9, np.int64) % (np.array([-306783379, 3, 46341], np.int64) * 30269) ** 2),
     ("integer_square_below_zero", lambda a: (a * a) < xp.zeros(a.shape, dtype=a.dtype, device=a.device),
      (np.array([-306783379, 3, 46341], np.int32),), np.array([-306783379, 3, 46341], np.int32) ** 2 < 0),
+    # float32 exp fused into an add or subtract gives a large finite number where it
+    # overflows (tests/fuzz, seed 20261208: (v1 + v2) - exp(v1) was inf at v1 = inf)
+    ("minus_exp_of_inf", lambda a, b: (a + b) - xp.exp(a),
+     (np.array([np.inf, 1.0, -np.inf, 100.0], f32), f32(499.4)),
+     np.array([np.nan, f32(500.4) - np.exp(f32(1.0)), -np.inf, -np.inf], f32)),
+    ("exp_overflow_minus", lambda a, b: xp.exp(a) - b,
+     (np.array([np.inf, 89.0, 88.72283, 1.0], f32), np.full(4, np.inf, f32)),
+     np.array([np.nan, np.nan, -np.inf, -np.inf], f32)),
+    ("plus_negated_exp", lambda a: a + (-xp.exp(a)), (np.array([np.inf, 0.0], f32),),
+     np.array([np.nan, -1.0], f32)),
     # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
     ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
      np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),

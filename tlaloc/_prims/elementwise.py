@@ -115,6 +115,22 @@ def _power_emit(ctx, x, y):
     return ctx.simple("stablehlo.power", _shielded(ctx, x, 0, exp_base), y)
 
 
+_EXP_FINITE_MAX_F32 = float(np.float32(88.72283))   # the largest float32 whose exp is finite
+
+
+def _exp_emit(ctx, x):
+    """XLA:CPU's float32 exp fused into an add or a subtract gives a large finite number
+    where exp overflows (x - exp(x) at x = inf was inf, not nan; jax's jit gives the same):
+    past the largest float32 whose exp is finite, +inf is selected explicitly, which the
+    fused loop keeps (docs/runtime-notes-cpu.md)."""
+    a = ctx.in_avals[0]
+    out = ctx.simple("stablehlo.exponential", x)
+    if a.dtype is not dt.float32:
+        return out
+    over = ctx.compare(x, ctx.constant(_EXP_FINITE_MAX_F32, a), a, "GT")
+    return ctx.select(over, ctx.constant(float("inf"), a), out, a)
+
+
 def _flushed(ctx, x, a):
     """`x` with subnormals replaced by zeros of the same sign."""
     tiny = float(np.finfo(np.float32 if a.dtype is dt.bfloat16 else a.dtype.numpy).tiny)
@@ -387,7 +403,7 @@ abs = _unary("abs", "stablehlo.abs", np.abs, dt.SIGNED_NUMERIC_KINDS, result=dt.
              formula=cm.abs)
 sign = _unary("sign", "stablehlo.sign", _sign, dt.SIGNED_NUMERIC_KINDS, formula=cm.sign, formula_kinds=dt.FLOATING_KINDS)
 exp = _unary("exp", "stablehlo.exponential", np.exp, dt.FLOATING_KINDS, formula=cm.exp,
-             rules=ad.elementwise_rules(lambda x, out: out))
+             emit=_exp_emit, rules=ad.elementwise_rules(lambda x, out: out))
 
 
 def _expm1(x):
