@@ -285,7 +285,8 @@ def _bound_depth(node, depth):
     try:
         evaluate([node] + held, BOUND_TRIGGER)
     except (ConcretizationError, DonatedArrayError):
-        evaluate([node], BOUND_TRIGGER)    # a held array that cannot be computed is left to its reader
+        # a held array that cannot be computed is left to its reader
+        evaluate([node], BOUND_TRIGGER)
 
 
 # ----------------------------------------------------------------------------- programs

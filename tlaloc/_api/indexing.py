@@ -358,7 +358,8 @@ class _BasicIndex(views.Step):
         self._ints = builtins.any(isinstance(k, builtins.int) for k in entries)
         shape = self.expanded
         if self._ints:
-            self._sizes = tuple([1 if isinstance(k, builtins.int) else n for k, n in zip(entries, shape)])
+            self._sizes = tuple([1 if isinstance(k, builtins.int) else n
+                                 for k, n in zip(entries, shape)])
             shape = self._sizes
             entries = [builtins.slice(None) if isinstance(k, builtins.int) else k for k in entries]
         else:
@@ -460,7 +461,8 @@ def _signature(key):
         t = type(k)
         if t is builtins.slice:
             a, b, c = k.start, k.stop, k.step
-            if not ((a is None or type(a) is builtins.int) and (b is None or type(b) is builtins.int)
+            if not ((a is None or type(a) is builtins.int)
+                    and (b is None or type(b) is builtins.int)
                     and (c is None or type(c) is builtins.int)):
                 return None
             sig.append((a, b, c))
