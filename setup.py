@@ -8,10 +8,10 @@ once at import. The build writes `tlaloc/_native.json`, which lists each compile
 the digest of the source it was compiled from (a module whose source has changed since is
 imported from its source: see tlaloc/_native.py) and any failure.
 """
-import hashlib
 import json
 import os
 import sys
+import zlib
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -51,13 +51,14 @@ def source_of(module: str) -> str:
 
 
 def digest(path: str) -> str:
-    """SHA-256 of a module's source and of its Cython declarations (`.pxd`), if any."""
-    h = hashlib.sha256()
+    """CRC-32 of a module's source followed by its Cython declarations (`.pxd`), if any
+    (tlaloc/_native.py checks it at import, where a cheap check matters)."""
+    crc = 0
     for p in (path, path[:-3] + ".pxd"):
         if p == path or os.path.exists(os.path.join(HERE, p)):
             with open(os.path.join(HERE, p), "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+                crc = zlib.crc32(f.read(), crc)
+    return f"crc32:{crc:08x}"
 
 
 class OptionalBuildExt(build_ext):

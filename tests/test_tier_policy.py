@@ -245,3 +245,24 @@ def test_start_up_imports_neither_jaxlib_nor_the_optional_modules(tmp_path):
     assert loaded == [], f"imported by `import tlaloc`, though optional: {loaded}"
     assert value == pytest.approx(float(np.sum(np.sin([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
     assert value2 == pytest.approx(float(np.sum(np.cos([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
+
+
+_STDLIB_AT_IMPORT = textwrap.dedent("""
+    import sys
+    import numpy
+    before = set(sys.modules)
+    import tlaloc
+    print(" ".join(sorted(set(sys.modules) - before)))
+""")
+
+
+def test_import_loads_no_standard_library_module_it_does_not_need():
+    """Modules that cost milliseconds and serve only rare paths (exported bytes, explained
+    compiles, error messages, a library search) are imported where those paths run."""
+    out = subprocess.run([sys.executable, "-c", _STDLIB_AT_IMPORT], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    loaded = set(out.stdout.split())
+    deferred = {"json", "hashlib", "logging", "subprocess", "ctypes.util", "traceback",
+                "concurrent.futures"}
+    assert not loaded & deferred, f"imported by `import tlaloc`: {sorted(loaded & deferred)}"

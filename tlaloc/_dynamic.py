@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import struct
 import threading
 
@@ -396,11 +395,13 @@ class DynamicExported:
                                      "layout": [None if p is None else list(p)
                                                 for p in self.layouts[key]]})
             blobs.append(blob)
+        import json   # here, not at import (tlaloc/_export.py says why)
         text = json.dumps(head, separators=(",", ":")).encode("utf-8")
         return _MAGIC + struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
     @classmethod
     def from_bytes(cls, blob):
+        import json
         try:
             start = len(_MAGIC) + 8
             (size,) = struct.unpack("<Q", blob[len(_MAGIC):start])

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import collections
 import functools
-import hashlib
-import json
 import struct
+# json and hashlib are imported where an exported program's bytes are written or read, not
+# here: most processes never do, and the two cost milliseconds at `import tlaloc`
 
 import numpy as np
 
@@ -67,6 +67,8 @@ def deserialize(blob) -> "Exported":
     """The `Exported` program that `Exported.serialize` wrote (ValueError for anything else)."""
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"tlaloc.deserialize: expected bytes, got {type(blob).__name__}")
+    import hashlib
+    import json
     blob = bytes(blob)
     if not blob.startswith(_MAGIC):
         raise ValueError("tlaloc.deserialize: these bytes are not a tlaloc exported program")
@@ -243,6 +245,8 @@ class Exported:
             consts.append({"shape": list(value.shape), "dtype": dt.from_numpy(value.dtype).name,
                            "offset": len(payload), "nbytes": value.nbytes})
             payload += np.ascontiguousarray(value).tobytes()
+        import hashlib
+        import json
         header = {
             "format": _FORMAT, "tlaloc": _tlaloc_version(), "jaxlib": _jaxlib().VERSION,
             "stablehlo": self._version, "platform": self.platform,
@@ -351,6 +355,7 @@ class _ExportedPlan(protocol.Plan):
     keeps_entry = True
 
     def __init__(self, exported, device):
+        import hashlib
         digest = hashlib.sha256(exported._artifact).hexdigest()
         self.key = (device, "exported", digest)
         self.entry = None

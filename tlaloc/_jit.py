@@ -17,7 +17,6 @@ import collections
 
 import functools
 import inspect
-import logging
 
 from . import _state, _tree
 from . import _context
@@ -31,7 +30,6 @@ from ._graph import DONATED, ConcretizationError, Node, _Plan, dependence, evalu
 from .autodiff.engine import is_tracing
 from . import _protocol as protocol
 
-_log = logging.getLogger("tlaloc.compile")
 _ARGUMENTS = "a jitted call computing its pending arguments"   # what a profile calls it
 COMPILE_LOG = []   # records of why each jit compile happened (see compile_log())
 
@@ -45,7 +43,9 @@ def _record_compile(name, cause, seconds, **details):
     rec = {"function": name, "cause": cause, "seconds": seconds, **details}
     COMPILE_LOG.append(rec)
     if config.explain_compiles:
-        _log.warning("tlaloc.jit compiled %s in %.3f s: %s", name, seconds, cause)
+        import logging   # here, not at import: few processes ever explain compiles
+        logging.getLogger("tlaloc.compile").warning("tlaloc.jit compiled %s in %.3f s: %s",
+                                                    name, seconds, cause)
 
 
 class _Traced:

@@ -13,13 +13,13 @@ the package, decides per module whether that may happen:
 Without a manifest (a source checkout on `sys.path`, never built) everything is Python and
 nothing is said.
 """
-import hashlib
+import ast
 import importlib.machinery
 import importlib.util
-import json
 import os
 import sys
 import warnings
+import zlib
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -31,28 +31,31 @@ def _source_path(module: str) -> str:
 
 
 def _digest(path: str):
-    """SHA-256 of a module's source and of its Cython declarations (`.pxd`), as setup.py
-    computes it; None without a source."""
-    h = hashlib.sha256()
+    """CRC-32 of a module's source followed by its Cython declarations (`.pxd`), as setup.py
+    computes it; None without a source. A check for edits, not for tampering: zlib is loaded
+    already (numpy imports it), hashlib would cost milliseconds at every `import tlaloc`."""
     try:
         with open(path, "rb") as f:
-            h.update(f.read())
+            crc = zlib.crc32(f.read())
     except OSError:
         return None
     try:
         with open(path[:-3] + ".pxd", "rb") as f:
-            h.update(f.read())
+            crc = zlib.crc32(f.read(), crc)
     except OSError:
         pass
-    return h.hexdigest()
+    return f"crc32:{crc:08x}"
 
 
 def _read_manifest():
+    # The manifest is JSON of dicts of strings, which is also a Python literal: ast is loaded
+    # already (numpy imports it), json is not.
     try:
         with open(os.path.join(_PACKAGE_DIR, "_native.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
+            manifest = ast.literal_eval(f.read())
+    except (OSError, ValueError, SyntaxError):
         return None
+    return manifest if isinstance(manifest, dict) else None
 
 
 class _FromSource:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import traceback
 
 import numpy as np
 
@@ -312,6 +311,7 @@ def _concretization_error(e, name, outer_trace):
     write instead."""
     if str(e).startswith("vmap"):      # an inner vmap said it already
         return e
+    import traceback   # only when an error is reported
     package = os.path.dirname(os.path.abspath(__file__))
     frames = traceback.extract_tb(e.__traceback__)
     where, call = "", None

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import threading
-import traceback
 import weakref
 from typing import NamedTuple
 
@@ -153,6 +152,7 @@ def trace(fn, in_avals, device, what) -> Traced:
 def _user_line(tb) -> str:
     """'file:line: `code`: ' of the innermost frame of `tb` outside tlaloc (the user's
     line that needed a value), or ''."""
+    import traceback   # only when an error is reported
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     found = ""
     for frame in traceback.extract_tb(tb):

@@ -15,7 +15,6 @@ Linux on x86-64 and AArch64), `FLUSHES` is False and the context does nothing.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import platform
 
 # fenv_t as 32-bit words, and the word and bits of the flush mode in it (glibc's layouts:
@@ -30,12 +29,15 @@ def _fenv():
     layout = _LAYOUTS.get(platform.machine().lower())
     if layout is None or platform.system() != "Linux":
         return None
-    try:
-        libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
-        get, set_ = libm.fegetenv, libm.fesetenv
-    except (OSError, AttributeError):
-        return None
-    return get, set_, layout
+    # the process's own symbols first: CPython links libm, so no library search is needed
+    # (ctypes.util.find_library runs ldconfig in a subprocess: milliseconds at import)
+    for name in (None, "libm.so.6"):
+        try:
+            libm = ctypes.CDLL(name)
+            return libm.fegetenv, libm.fesetenv, layout
+        except (OSError, AttributeError):
+            continue
+    return None
 
 
 _FENV = _fenv()
