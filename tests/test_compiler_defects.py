@@ -216,6 +216,49 @@ def test_interpreter_flushes_subnormals_as_xla_does():
     np.testing.assert_array_equal(interpreted, v[::-1])
 
 
+def test_the_flush_mode_is_the_blocks_own_nested_and_per_thread():
+    """Only the outermost block changes and restores the mode; it never leaks to the code
+    around it, nor to another thread (each keeps its own saved environment)."""
+    import threading
+    from tlaloc.backends._fpenv import FLUSHES, flush_subnormals
+    if not FLUSHES:
+        pytest.skip("this platform's floating-point environment is not known to tlaloc")
+    tiny = np.array([1e-310])
+    seen, other = [], []
+    go = threading.Event()
+
+    def computes_when_told():      # started before the block (a thread inherits its
+        go.wait(30)                # creator's environment as it is at the start)
+        other.append(float((tiny * 1.0)[0]))
+    t = threading.Thread(target=computes_when_told)
+    t.start()
+    with flush_subnormals():
+        with flush_subnormals():
+            seen.append(float((tiny * 1.0)[0]))
+        seen.append(float((tiny * 1.0)[0]))        # still flushing after the inner block
+        go.set()
+        t.join()
+    assert seen == [0.0, 0.0]
+    assert other == [1e-310]                        # the other thread was not flushing
+    assert float((tiny * 1.0)[0]) == 1e-310         # restored after the outer block
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(200):
+                with flush_subnormals():
+                    assert float((tiny * 1.0)[0]) == 0.0
+                assert float((tiny * 1.0)[0]) == 1e-310
+        except AssertionError as e:
+            errors.append(e)
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
 @pytest.mark.parametrize("case", ["outer", "inf_times_zero", "batched_k1", "k0"])
 def test_contractions_agree_at_special_values(case):
     """NumPy's BLAS may skip zero factors (inf * 0 must be nan) and sums a single product

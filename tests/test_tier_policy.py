@@ -163,6 +163,26 @@ def test_fits_learn_this_machines_costs_from_the_priors():
     assert model.predict_interpret([_node("cos", (1000,))]) == pytest.approx(5e-6 + 1.5e-6)
 
 
+def test_a_settled_fit_samples_its_observations_and_predictions_follow_them():
+    model = tiers.CostModel(None)
+    sin = _node("sin", ()).prim
+
+    def observe(k, per_element):
+        for i in range(k):
+            n = 2000 * (i % 50)
+            model.observe_interpret([(sin, _node("sin", (n,)).aval, 2e-6 + per_element * n)])
+
+    observe(400, 4e-9)
+    fit = model.interpret["sin"]
+    assert fit.settled() and fit.offered > 0          # past settling, one in eight is taken
+    assert fit.sums[5] < 200 * (1 - tiers._FADE ** 400) - 1
+    assert model.predict_interpret([_node("sin", (10_000,))]) == pytest.approx(
+        2e-6 + 4e-9 * 10_000, rel=0.1)
+    observe(4000, 12e-9)                               # the machine got slower: it follows
+    assert model.predict_interpret([_node("sin", (10_000,))]) == pytest.approx(
+        2e-6 + 12e-9 * 10_000, rel=0.1)
+
+
 def test_a_structures_first_interpreted_run_measures_each_primitive(fixed_costs):
     model = fixed_costs()
     xp.config.update(execution="interpreted")

@@ -9,3 +9,13 @@ cdef class Node:
 
 @cython.locals(node=Node, n=Node, depth=Py_ssize_t)
 cpdef bind(prim, inputs, params, device=*)
+
+# the plan's walk over the pending graph (every name bound to a node is typed as one)
+@cython.locals(node=Node, n=Node, x=Node, t=Node, c=Node)
+cpdef tuple _pending_graph(targets)
+
+@cython.locals(n=Node)
+cpdef _evaluate(nodes)
+
+@cython.locals(node=Node, l=Node, n_in=Py_ssize_t)
+cpdef _run_plan(targets, device)

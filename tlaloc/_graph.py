@@ -313,75 +313,84 @@ class Program(protocol.Program):
         return [self.in_avals[s] if s < n_in else self.eqns[s - n_in].aval for s in self.outputs]
 
 
+def _pending_graph(targets):
+    """(leaves, nodes, equation keys, output indices) of the pending graph behind `targets`,
+    as _Plan holds them."""
+    # The pending nodes behind the targets, in recording order (node numbers); leaves in
+    # the order of their first use. Both depend only on the code that recorded them.
+    # Each node's inputs are read once, and before its value: another thread may be
+    # computing the same nodes, and `evaluate` sets a node's value before it drops the
+    # node's inputs, so inputs read first are the node's own unless the node then shows
+    # a value (and is a leaf here). Read after the value, they could be the emptied
+    # tuple of a node still taken as pending: an operation without operands.
+    pending = []
+    seen = set()
+    stack = list(targets)
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            inputs = node.inputs
+            if node.value is None and node.prim is not None:
+                pending.append((node.number, node, inputs))
+                stack += inputs
+    pending.sort(key=_FIRST)
+    nodes = list(map(_SECOND, pending))
+    index = dict(zip(nodes, range(len(nodes))))   # Node -> i for node i, ~j for leaf j
+    leaves = []
+    eq_keys = []
+    rename = RENAME
+    for _, n, inputs in pending:
+        slots = []
+        for x in inputs:
+            k = index.get(x)
+            if k is None:
+                k = index[x] = ~len(leaves)
+                leaves.append(x)
+            slots.append(k)
+        prim = n.prim
+        eq_keys.append((prim, () if prim is rename else tuple(n.params.items()), tuple(slots)))
+    outputs = []
+    returned = set()
+    for t in targets:
+        k = index.get(t)
+        if k is None:                    # a leaf target (a transfer to make, say)
+            index[t] = ~len(leaves)
+            leaves.append(t)
+        elif k >= 0 and k not in returned:
+            outputs.append(k)
+            returned.add(k)
+    # Pending intermediates that will be needed again are returned too, so whatever
+    # evaluates next (the next step of a loop, the backward pass) finds their values
+    # instead of computing them again: those other operations already consume, and
+    # those an Array still shows to the user (parameters and optimizer state of a
+    # training loop). Both depend on what the code holds, not on the values, so the
+    # same code gives the same program.
+    # Consumers inside this program, and consumers that no longer exist, do not count: an
+    # intermediate shared only within the program (a polynomial's running sum, a value
+    # two branches of a select use) stays internal, so XLA can fuse it.
+    for i, node in enumerate(nodes):
+        if i in returned:
+            continue
+        owner = node.owner
+        if owner is not None and owner() is not None:
+            outputs.append(i)
+            continue
+        for r in node.consumers or ():   # a pending operation outside the program
+            c = r()
+            if c is not None and c.value is None and c not in index:
+                outputs.append(i)
+                break
+    return leaves, nodes, eq_keys, outputs
+
+
 class _Plan(protocol.Plan):
     """The pending subgraph behind some targets, in canonical order."""
 
     __slots__ = ("leaves", "nodes", "outputs", "key")
 
     def __init__(self, targets, device):
-        # The pending nodes behind the targets, in recording order (node numbers); leaves in
-        # the order of their first use. Both depend only on the code that recorded them.
-        # Each node's inputs are read once, and before its value: another thread may be
-        # computing the same nodes, and `evaluate` sets a node's value before it drops the
-        # node's inputs, so inputs read first are the node's own unless the node then shows
-        # a value (and is a leaf here). Read after the value, they could be the emptied
-        # tuple of a node still taken as pending: an operation without operands.
-        pending = []
-        seen = set()
-        stack = list(targets)
-        while stack:
-            node = stack.pop()
-            if node not in seen:
-                seen.add(node)
-                inputs = node.inputs
-                if node.value is None and node.prim is not None:
-                    pending.append((node.number, node, inputs))
-                    stack += inputs
-        pending.sort(key=_FIRST)
-        nodes = list(map(_SECOND, pending))
-        index = dict(zip(nodes, range(len(nodes))))   # Node -> i for node i, ~j for leaf j
-        leaves = []
-        eq_keys = []
-        rename = RENAME
-        for _, n, inputs in pending:
-            slots = []
-            for x in inputs:
-                k = index.get(x)
-                if k is None:
-                    k = index[x] = ~len(leaves)
-                    leaves.append(x)
-                slots.append(k)
-            prim = n.prim
-            eq_keys.append((prim, () if prim is rename else tuple(n.params.items()), tuple(slots)))
-        outputs = []
-        for t in targets:
-            k = index.get(t)
-            if k is None:                    # a leaf target (a transfer to make, say)
-                index[t] = ~len(leaves)
-                leaves.append(t)
-            elif k >= 0 and k not in outputs:
-                outputs.append(k)
-        # Pending intermediates that will be needed again are returned too, so whatever
-        # evaluates next (the next step of a loop, the backward pass) finds their values
-        # instead of computing them again: those other operations already consume, and
-        # those an Array still shows to the user (parameters and optimizer state of a
-        # training loop). Both depend on what the code holds, not on the values, so the
-        # same code gives the same program.
-        # Consumers inside this program, and consumers that no longer exist, do not count: an
-        # intermediate shared only within the program (a polynomial's running sum, a value
-        # two branches of a select use) stays internal, so XLA can fuse it.
-        for i, node in enumerate(nodes):
-            if i in outputs:
-                continue
-            owner = node.owner
-            if owner is not None and owner() is not None:
-                outputs.append(i)
-                continue
-            for r in node.consumers or ():   # a pending operation outside the program
-                c = r()
-                if c is not None and c.value is None and c not in index:
-                    outputs.append(i)
-                    break
+        leaves, nodes, eq_keys, outputs = _pending_graph(targets)
         n_in = len(leaves)
         self.leaves = leaves
         self.nodes = nodes

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import platform
+import threading
 
 # fenv_t as 32-bit words, and the word and bits of the flush mode in it (glibc's layouts:
 # x86-64 keeps the x87 environment in words 0-6 and MXCSR in word 7; AArch64 is FPCR, FPSR)
@@ -44,24 +45,45 @@ _FENV = _fenv()
 FLUSHES = _FENV is not None
 
 
-class flush_subnormals:
-    """Context manager: subnormals flush to zero on this thread inside the block."""
+class _ThreadState(threading.local):
+    """The calling thread's saved environment, and how deep its flushing blocks are nested
+    (only the outermost block changes and restores the mode)."""
 
-    __slots__ = ("_saved",)
+    def __init__(self):
+        self.depth = 0
+        if _FENV is not None:
+            words = _FENV[2][0]
+            self.saved = (ctypes.c_uint32 * words)()
+            self.flushing = (ctypes.c_uint32 * words)()
+
+
+_state = _ThreadState()
+
+
+class flush_subnormals:
+    """Context manager: subnormals flush to zero on this thread inside the block. The
+    buffers are the thread's own, made once: every interpreted program enters a block."""
+
+    __slots__ = ()
 
     def __enter__(self):
-        if _FENV is None:
+        state = _state
+        state.depth += 1
+        if _FENV is None or state.depth > 1:
             return self
         get, set_, (words, index, bits) = _FENV
-        saved = (ctypes.c_uint32 * words)()
+        saved = state.saved
         get(saved)
-        flushing = (ctypes.c_uint32 * words)(*saved)
-        flushing[index] |= bits
-        set_(flushing)
-        self._saved = saved
+        if saved[index] & bits != bits:
+            flushing = state.flushing
+            ctypes.memmove(flushing, saved, 4 * words)
+            flushing[index] |= bits
+            set_(flushing)
         return self
 
     def __exit__(self, *exc):
-        if _FENV is not None:
-            _FENV[1](self._saved)
+        state = _state
+        state.depth -= 1
+        if _FENV is not None and state.depth == 0:
+            _FENV[1](state.saved)
         return False

@@ -48,6 +48,12 @@ _PRIOR_WEIGHT = 4.0
 # Older observations fade, so a fit follows the machine's current load: each new one counts
 # as much as this many earlier ones together (an exponential moving window).
 _WINDOW = 200.0
+_FADE = _WINDOW / (_WINDOW + 1.0)
+# A primitive's fit that holds this many (faded) observations takes one equation in
+# _SAMPLE_EVERY of the structures met later: it is settled, and every structure's first run
+# is measured (the one-shot code of a script meets nothing but first runs).
+_SETTLED = 100.0
+_SAMPLE_EVERY = 8
 
 
 def should_compile(spent: float, next_run: float, compile_seconds: float) -> bool:
@@ -66,14 +72,22 @@ class _LinearFit:
         self.scales = scales            # typical feature sizes (keeps the solve well scaled)
         self.sums = [0.0] * 6           # x0x0, x0x1, x1x1, x0y, x1y, count (all faded)
         self._coef = prior
+        self.offered = 0                # observations offered since the fit settled
+
+    def settled(self) -> bool:
+        return self.sums[5] >= _SETTLED
 
     def observe(self, x0, x1, y) -> None:
         x0 /= self.scales[0]
         x1 /= self.scales[1]
-        fade = _WINDOW / (_WINDOW + 1.0)
+        fade = _FADE
         s = self.sums
-        for i, v in enumerate((x0 * x0, x0 * x1, x1 * x1, x0 * y, x1 * y, 1.0)):
-            s[i] = s[i] * fade + v
+        s[0] = s[0] * fade + x0 * x0
+        s[1] = s[1] * fade + x0 * x1
+        s[2] = s[2] * fade + x1 * x1
+        s[3] = s[3] * fade + x0 * y
+        s[4] = s[4] * fade + x1 * y
+        s[5] = s[5] * fade + 1.0
         self._coef = None
 
     def coefficients(self) -> tuple:
@@ -111,6 +125,7 @@ class CostModel:
     def __init__(self, path=None):
         self.compile = _LinearFit(_COMPILE_PRIOR, (1.0, 100.0))
         self.interpret = {}       # primitive name -> fit of (1 call, elements) -> seconds
+        self._coefficients = {}   # primitive name -> its fit's (per call, per element) now
         self.path = path
         self.changed = 0
         self._lock = threading.Lock()
@@ -122,15 +137,15 @@ class CostModel:
 
     def predict_interpret(self, nodes) -> float:
         """Seconds of one interpreted run of a plan's `nodes` (its equations)."""
-        fits = self.interpret
+        coefficients = self._coefficients
         total = 0.0
         for n in nodes:
-            fit = fits.get(n.prim.name)
-            elements = math.prod(n.aval.shape)
-            if fit is None:
-                total += _INTERPRET_PRIOR[0] + _INTERPRET_PRIOR[1] * elements
-            else:
-                total += fit.predict(1.0, elements)
+            name = n.prim.name
+            c = coefficients.get(name)
+            if c is None:
+                fit = self.interpret.get(name)
+                c = coefficients[name] = _INTERPRET_PRIOR if fit is None else fit.coefficients()
+            total += c[0] + c[1] * math.prod(n.aval.shape)
         return total
 
     def observe_compile(self, ops: int, seconds: float) -> None:
@@ -139,15 +154,22 @@ class CostModel:
             self.changed += 1
 
     def observe_interpret(self, timings) -> None:
-        """(prim, aval, seconds) of each equation of one interpreted run."""
+        """(prim, aval, seconds) of each equation of one interpreted run (a settled fit takes
+        one in _SAMPLE_EVERY of them)."""
         with self._lock:
             fits = self.interpret
+            coefficients = self._coefficients
             for prim, aval, seconds in timings:
                 name = getattr(prim, "name", "?")
                 fit = fits.get(name)
                 if fit is None:
                     fit = fits[name] = _interpret_fit()
+                elif fit.settled():
+                    fit.offered += 1
+                    if fit.offered % _SAMPLE_EVERY:
+                        continue
                 fit.observe(1.0, math.prod(aval.shape), seconds)
+                coefficients.pop(name, None)
             self.changed += 1
 
     # -------------------------------------------------------------- persistence
@@ -164,6 +186,7 @@ class CostModel:
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return   # absent, unreadable or from another version: start from the priors
         self.compile, self.interpret = compile_fit, interpret
+        self._coefficients = {}
 
     def save(self) -> None:
         """Write the fits (atomically: concurrent processes never see half a file). A
