@@ -267,22 +267,31 @@ def test_start_up_imports_neither_jaxlib_nor_the_optional_modules(tmp_path):
     assert value2 == pytest.approx(float(np.sum(np.cos([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
 
 
-_STDLIB_AT_IMPORT = textwrap.dedent("""
+_STDLIB_AT_START = textwrap.dedent("""
     import sys
     import numpy
     before = set(sys.modules)
-    import tlaloc
+    import tlaloc as xp
+    print(" ".join(sorted(set(sys.modules) - before)))
+    x = xp.asarray(numpy.linspace(0.0, 1.0, 50))
+    float(xp.sum(xp.sin(x) * 2.0 - xp.mean(x)))      # interpreted: the first evaluation
     print(" ".join(sorted(set(sys.modules) - before)))
 """)
 
 
-def test_import_loads_no_standard_library_module_it_does_not_need():
+def test_start_up_loads_no_standard_library_module_it_does_not_need(tmp_path):
     """Modules that cost milliseconds and serve only rare paths (exported bytes, explained
-    compiles, error messages, a library search) are imported where those paths run."""
-    out = subprocess.run([sys.executable, "-c", _STDLIB_AT_IMPORT], capture_output=True,
-                         text=True, timeout=120)
+    compiles, error messages, a library search, compiles: a background one, a disk cache
+    key) are imported where those paths run, neither by `import tlaloc` nor by a first
+    evaluation in the interpreter."""
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path), TLALOC_EXECUTION="auto")
+    out = subprocess.run([sys.executable, "-c", _STDLIB_AT_START], capture_output=True,
+                         text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
-    loaded = set(out.stdout.split())
+    at_import, after_evaluation = (set(line.split()) for line in out.stdout.splitlines()[-2:])
     deferred = {"json", "hashlib", "logging", "subprocess", "ctypes.util", "traceback",
                 "concurrent.futures"}
-    assert not loaded & deferred, f"imported by `import tlaloc`: {sorted(loaded & deferred)}"
+    assert not at_import & deferred, f"imported by `import tlaloc`: {sorted(at_import & deferred)}"
+    assert "tlaloc.backends.pjrt" in after_evaluation          # (the evaluation ran on it)
+    assert not after_evaluation & deferred, \
+        f"imported by a first interpreted evaluation: {sorted(after_evaluation & deferred)}"

@@ -15,7 +15,6 @@ Only load a cache directory you trust: an executable is machine code.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import pathlib
 import tempfile
@@ -43,12 +42,14 @@ class DiskCache:
         root = cache_dir()
         if root is None:
             return None
+        import hashlib   # here: a process that only interprets never needs it
         digest = hashlib.sha256((self.identity + "\0" + text).encode()).hexdigest()
         return root / digest[:2] / f"{digest}.bin"
 
     @staticmethod
     def _checksum(path, payload: bytes) -> bytes:
         """The header's SHA-256: of the entry's name (its key's digest) and its payload."""
+        import hashlib
         return hashlib.sha256(path.stem.encode() + b"\0" + payload).digest()
 
     def load(self, text: str, runtime):

@@ -16,7 +16,6 @@ program the interpreter tier runs needs neither.
 from __future__ import annotations
 
 import collections
-import concurrent.futures
 import threading
 import time
 import weakref
@@ -34,7 +33,30 @@ from .._protocol import Backend
 
 _SCALAR_TABLE_SIZE = 64
 
-_compile_pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlaloc-compile")
+# The one background compile thread, made by the first background compile: concurrent.futures
+# (and the logging it imports) would cost milliseconds at a process's first evaluation.
+_compile_pool = None
+_compile_pool_lock = threading.Lock()
+
+
+def _in_background(fn, *args):
+    """fn(*args) on the background compile thread: its future. RuntimeError once the
+    interpreter is exiting."""
+    global _compile_pool
+    pool = _compile_pool
+    if pool is None:
+        with _compile_pool_lock:
+            pool = _compile_pool
+            if pool is None:
+                import concurrent.futures
+                pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="tlaloc-compile")
+                # threading's exit hooks run in reverse order of registration, so this runs
+                # before the one concurrent.futures registered at its import (the hook that
+                # drains the queue)
+                threading._register_atexit(_drop_queued_compiles)
+                _compile_pool = pool
+    return pool.submit(fn, *args)
 
 
 def _drop_queued_compiles():
@@ -43,11 +65,6 @@ def _drop_queued_compiles():
     before the process can end (seconds to minutes after a short script's last line). A
     compile already running finishes (and is stored in the disk cache)."""
     _compile_pool.shutdown(wait=False, cancel_futures=True)
-
-
-# threading's exit hooks run in reverse order of registration, so this runs before the hook
-# concurrent.futures registered when the pool was made (the one that drains the queue)
-threading._register_atexit(_drop_queued_compiles)
 
 
 # Structures seen once and never compiled are forgotten beyond this many (code that runs
@@ -204,7 +221,7 @@ class PjrtBackend(Backend):
                     try:
                         if entry.program is None:
                             entry.program = plan.program()
-                        entry.future = _compile_pool.submit(self._compile, entry)
+                        entry.future = _in_background(self._compile, entry)
                         return self._interpret(plan, leaves, entry)
                     except RuntimeError:    # the interpreter is exiting: no more pool work
                         pass

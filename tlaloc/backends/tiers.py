@@ -28,14 +28,15 @@ are sensible and later ones are this machine's.
 """
 from __future__ import annotations
 
+import ast
 import atexit
-import json
 import math
 import os
 import pathlib
 import platform
 import tempfile
 import threading
+import zlib
 
 import numpy as np   # (its version names the machine's costs)
 
@@ -176,14 +177,17 @@ class CostModel:
 
     def _load(self) -> None:
         try:
-            state = json.loads(pathlib.Path(self.path).read_text())
+            # JSON of dicts, lists, strings and finite numbers (save writes no other) is
+            # also a Python literal: ast is loaded already (numpy imports it), json is not
+            state = ast.literal_eval(pathlib.Path(self.path).read_text())
             compile_fit = _LinearFit(_COMPILE_PRIOR, self.compile.scales)
             compile_fit.load(state["compile"])
             interpret = {}
             for name, sums in state["interpret"].items():
                 interpret[str(name)] = fit = _interpret_fit()
                 fit.load(sums)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, SyntaxError, RecursionError, MemoryError, KeyError, TypeError,
+                AttributeError):
             return   # absent, unreadable or from another version: start from the priors
         self.compile, self.interpret = compile_fit, interpret
         self._coefficients = {}
@@ -203,7 +207,8 @@ class CostModel:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "w") as f:
-                json.dump(state, f)
+                import json   # at exit, where its import costs nothing that shows
+                json.dump(state, f, allow_nan=False)
             os.replace(tmp, path)
         except OSError:
             if tmp is not None:
@@ -242,10 +247,10 @@ def machine_costs_path(platform_name: str):
     root = disk_cache.cache_dir()
     if root is None:
         return None
-    import hashlib
     machine = "|".join((platform.node(), platform.machine(), str(usable_cores()),
                         platform_name, np.__version__))
-    return root / f"costs-{hashlib.sha256(machine.encode()).hexdigest()[:16]}.json"
+    # a name, not a secret: zlib is loaded already (numpy imports it), hashlib is not
+    return root / f"costs-{zlib.crc32(machine.encode()):08x}.json"
 
 
 def usable_cores() -> int:
