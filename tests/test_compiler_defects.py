@@ -115,6 +115,12 @@ def _both(f, *values):
 
 f32 = np.float32
 
+# A complex64 A with a -0.0 imaginary part, and a B with inf and nan parts
+_CANCELLING = (np.array([1 + 2j, complex(3.0, -0.0), 5 + 1j], np.complex64),
+               np.array([complex(np.inf, 1.0), 2 + 0j, complex(1.0, np.nan)], np.complex64))
+_CANCELLING_EXPECTED = np.array([complex(np.nan, 2.0), 3 + 0j, complex(5.0, np.nan)],
+                                np.complex64)
+
 # (name, function, inputs, the IEEE result of the operations as written)
 REWRITES = [
     # c / (a / b) -> (c * b) / a overflows
@@ -182,6 +188,17 @@ REWRITES = [
      np.array([np.nan, np.nan, -np.inf, -np.inf], f32)),
     ("plus_negated_exp", lambda a: a + (-xp.exp(a)), (np.array([np.inf, 0.0], f32),),
      np.array([np.nan, -1.0], f32)),
+    # complex addition taken to be exact: (A - B) + B, B + (A - B), (A + B) - B -> A in the
+    # CPU emitters' complex dialect, behind barriers too (tests/fuzz, seed 20261210:
+    # (v1 - v1) + v1 kept a -0.0 imaginary part)
+    ("complex_minus_plus", lambda a, b: (a - b) + b, _CANCELLING, _CANCELLING_EXPECTED),
+    ("complex_plus_difference", lambda a, b: b + (a - b), _CANCELLING, _CANCELLING_EXPECTED),
+    ("complex_plus_minus", lambda a, b: (a + b) - b, _CANCELLING, _CANCELLING_EXPECTED),
+    ("complex_self_difference_plus", lambda a: (a - a) + a, (_CANCELLING[0],),
+     np.array([1 + 2j, 3 + 0j, 5 + 1j], np.complex64)),
+    ("complex128_broadcast_minus_plus", lambda a, b: (a - b) + b,
+     (np.full((3, 4), complex(1.0, -0.0)), np.array(complex(np.inf, 0.0))),
+     np.full((3, 4), complex(np.nan, 0.0))),
     # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
     ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
      np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),

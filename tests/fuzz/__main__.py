@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
@@ -90,6 +91,13 @@ def fuzz_loop(strategy, check, stats, count, start_seed, deadline, shrink, found
             one()
         except _Found as exc:
             found[state["target"]] = str(exc)
+        except Exception:
+            # the harness's own error (a generator drew something its reference cannot
+            # compute), not tlaloc's: counted and reported once, and the run goes on
+            sig = ("harness", "-", sys.exc_info()[0].__name__)
+            counts[sig] += 1
+            found.setdefault(sig, traceback.format_exc())
+            log(f"harness error {sig}")
         remaining -= max(state["generated"], 1)
         round_seed = (round_seed + 7919) % 2 ** 32
 
@@ -112,11 +120,14 @@ def run(args, log):
             "worker_starts": restarts}
 
 
+def _to_json_stats(s):
+    return {"programs": s.programs, "runs": dict(s.runs), "failures": dict(s.failures),
+            "known": dict(s.known), "checked": s.checked, "elements": s.elements,
+            "seconds": s.seconds}
+
+
 def _to_json(result):
-    def stats(s):
-        return {"programs": s.programs, "runs": dict(s.runs), "failures": dict(s.failures),
-                "known": dict(s.known), "checked": s.checked, "elements": s.elements,
-                "seconds": s.seconds}
+    stats = _to_json_stats
     return {"programs": stats(result["programs"]), "derivatives": stats(result["derivatives"]),
             "found": [[list(k), v] for k, v in result["found"].items()],
             "counts": [[list(k), n] for k, n in result["counts"].items()]}
@@ -150,11 +161,17 @@ def run_jobs(args):
         procs.append(subprocess.Popen(cmd, cwd=ROOT))
         outs.append(out)
     merged = None
-    for p, out in zip(procs, outs):
+    for j, (p, out) in enumerate(zip(procs, outs)):
         p.wait()
-        with open(out) as fh:
-            part = _from_json(json.load(fh))
-        os.unlink(out)
+        try:
+            with open(out) as fh:
+                part = _from_json(json.load(fh))
+            os.unlink(out)
+        except (OSError, ValueError) as e:     # that job died: its share is reported lost
+            part = _from_json({"programs": _to_json_stats(Stats()), "derivatives":
+                               _to_json_stats(Stats()), "found": [[["harness", "-", f"job {j}"],
+                               f"job {j} ended with status {p.returncode} and no result ({e})"]],
+                               "counts": [[["harness", "-", f"job {j}"], 1]]})
         if merged is None:
             merged = part
             continue

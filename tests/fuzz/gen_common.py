@@ -33,9 +33,15 @@ def dtype_src(dtype) -> str:
 
 
 def promote(*dtypes):
-    out = str(np.dtype(dtypes[0]))
-    for d in dtypes[1:]:
-        out = expected_promotion(out, str(np.dtype(d)))
+    """The promotion of several dtypes in any order, as tlaloc's (docs/dtypes.md): pairwise
+    promotion is not associative across kinds (uint64 and int8 have none, either with a
+    float gives the float), so with an inexact dtype present the inexact ones alone decide.
+    None where no dtype holds them all."""
+    names = [str(np.dtype(d)) for d in dtypes]
+    names = [d for d in names if values.kind(d) in "fc"] or names
+    out = names[0]
+    for d in names[1:]:
+        out = expected_promotion(out, d)
         if out is None:
             return None
     return out

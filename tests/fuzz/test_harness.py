@@ -198,3 +198,44 @@ def test_a_point_where_partials_exist_but_no_gradient_is_skipped():
     value, grads, jvp = expectations(apart)
     np.testing.assert_allclose(grads[0], [0.0, 0.0, 1.0], atol=1e-6)   # the middle is x[2]
     assert abs(value - 0.2) < 1e-12 and abs(jvp - 1.0) < 1e-6
+
+
+def test_a_generator_error_is_counted_and_the_run_goes_on():
+    """A long run must not end at its harness's own bug (a generator drawing a key its
+    reference cannot index with): the error is counted under "harness", its traceback kept,
+    and the rounds after it run."""
+    import collections
+    import time
+    from hypothesis import strategies as st
+    from tests.fuzz.__main__ import fuzz_loop
+    from tests.fuzz.runner import Stats
+
+    checked = []
+
+    def check(example, stats, modes):
+        if example == 3:
+            raise IndexError("index 1 is out of bounds for axis 1 with size 1")
+        checked.append(example)
+        return []
+    found, counts, log = {}, collections.Counter(), []
+    fuzz_loop(st.integers(0, 5), check, Stats(), 600, 1, time.monotonic() + 60, False, found,
+              counts, log.append)
+    sig = ("harness", "-", "IndexError")
+    assert counts[sig] >= 1 and "out of bounds" in found[sig]
+    assert len(checked) > 200          # rounds after the failing one ran
+
+
+def test_the_harness_promotes_several_dtypes_as_tlaloc_does_in_any_order():
+    """gen_concat reverses its operands: the harness's promotion must not depend on their
+    order (a pairwise left-to-right promotion met uint64 beside int8 first and gave up,
+    and the reference then cast a complex array to float64; tests/fuzz, seed 20261210)."""
+    import itertools
+    import tlaloc as xp
+    from tests.fuzz.gen_common import promote
+    names = ["bool", "int8", "uint64", "int64", "float32", "complex64", "float64"]
+    for triple in itertools.product(names, repeat=3):
+        try:
+            want = str(xp.result_type(*[getattr(xp, d) for d in triple]))
+        except TypeError:
+            want = None
+        assert promote(*triple) == want, triple

@@ -53,6 +53,9 @@ def _shielded(ctx, x, i, when):
     return ctx.barrier(x, ctx.in_avals[i]) if when else x
 
 
+_ADDITIVE_OPS = ("stablehlo.add", "stablehlo.subtract")
+
+
 def _additive_emit(hlo):
     """x + 0 -> x and x - (-0) -> x are wrong for x = -0.0: an operand that XLA would fold
     into a zero literal is shielded. The barrier stops XLA's algebraic simplifier, but the
@@ -62,9 +65,16 @@ def _additive_emit(hlo):
     (`add(x, 0)` for some shapes, e.g. one element). So a constant right operand is moved
     left, where neither looks: x + c is emitted as c + x, and x - c as (-c) + x (exact in
     IEEE arithmetic: subtraction is the addition of the negation), the negation folded by
-    XLA into a literal behind the barrier."""
+    XLA into a literal behind the barrier.
+
+    And complex addition is taken to be exact, as integer addition is: the CPU emitters'
+    complex dialect folds (A - B) + B, B + (A - B) and (A + B) - B to A (behind barriers too),
+    wrong where B has an inf or nan part (the sum as written is nan there) and for the sign
+    of a zero part. A complex add or subtract of an operand that an add or a subtract
+    computed is emitted on the real and imaginary parts, which is what it is."""
     def emit(ctx, x, y):
-        if ctx.out_aval.dtype.kind not in dt.FLOATING_KINDS:
+        kind = ctx.out_aval.dtype.kind
+        if kind not in dt.FLOATING_KINDS:
             return ctx.simple(hlo, x, y)
         x_const, y_const = ctx.is_constant(x), ctx.is_constant(y)
         if y_const and not x_const:
@@ -75,8 +85,21 @@ def _additive_emit(hlo):
             return ctx.op("stablehlo.add", (y, x), (aval, ctx.in_avals[0]), ctx.out_aval)
         x = _shielded(ctx, x, 0, x_const)
         y = _shielded(ctx, y, 1, y_const)
+        if kind == "c" and (ctx.origin(x) in _ADDITIVE_OPS or ctx.origin(y) in _ADDITIVE_OPS):
+            return _by_parts(ctx, hlo, x, y)
         return ctx.simple(hlo, x, y)
     return emit
+
+
+def _by_parts(ctx, hlo, x, y):
+    """Complex x + y or x - y (`hlo`) as complex(re(x) op re(y), im(x) op im(y))."""
+    out = ctx.out_aval
+    part = type(out)(out.shape, dt.real_of(out.dtype))
+    ax, ay = ctx.in_avals
+    parts = [ctx.op(hlo, (ctx.op(which, (x,), (ax,), part), ctx.op(which, (y,), (ay,), part)),
+                    (part, part), part)
+             for which in ("stablehlo.real", "stablehlo.imag")]
+    return ctx.op("stablehlo.complex", parts, (part, part), out)
 
 
 def _multiply_emit(ctx, x, y):
