@@ -178,6 +178,17 @@ REWRITES = [
      np.full(3, -9, np.int64) % (np.array([-306783379, 3, 46341], np.int64) * 30269) ** 2),
     ("integer_square_below_zero", lambda a: (a * a) < xp.zeros(a.shape, dtype=a.dtype, device=a.device),
      (np.array([-306783379, 3, 46341], np.int32),), np.array([-306783379, 3, 46341], np.int32) ** 2 < 0),
+    # ... and abs(x) too, which wraps at the minimum value (tests/fuzz, seed 20261211:
+    # 1 // abs(int32 -2147483648) gave 0, not -1)
+    ("floordiv_by_integer_abs", lambda a, b: b // xp.abs(a),
+     (np.array([-2147483648, -5, 7, 0], np.int32), np.array([1, 1, -1, 3], np.int32)),
+     np.array([1, 1, -1, 3], np.int32) // np.abs(np.array([-2147483648, -5, 7, 0], np.int32))),
+    ("remainder_by_integer_abs", lambda a, b: b % xp.abs(a),
+     (np.array([-128, -5, 7, 1], np.int8), np.array([1, 1, -1, 3], np.int8)),
+     np.array([1, 1, -1, 3], np.int8) % np.abs(np.array([-128, -5, 7, 1], np.int8))),
+    ("floordiv_by_int64_abs", lambda a, b: b // xp.abs(a),
+     (np.array([np.iinfo(np.int64).min, 3], np.int64), np.array([5, -7], np.int64)),
+     np.array([5, -7], np.int64) // np.abs(np.array([np.iinfo(np.int64).min, 3], np.int64))),
     # float32 exp fused into an add or subtract gives a large finite number where it
     # overflows (tests/fuzz, seed 20261208: (v1 + v2) - exp(v1) was inf at v1 = inf)
     ("minus_exp_of_inf", lambda a, b: (a + b) - xp.exp(a),

@@ -114,6 +114,15 @@ def _multiply_emit(ctx, x, y):
     return ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp or signed))
 
 
+def _abs_emit(ctx, x):
+    """XLA takes a signed integer abs(x) to be non-negative, as it takes x * x: floor_divide
+    and remainder by abs(x) drop their sign corrections (1 // abs(x) gave 0, not -1), which
+    the wrap at the minimum value breaks (abs of int32 -2147483648 is -2147483648; tests/fuzz,
+    seed 20261211). The result is shielded."""
+    out = ctx.simple("stablehlo.abs", x)
+    return ctx.barrier(out, ctx.out_aval) if ctx.out_aval.dtype.kind == "i" else out
+
+
 def _log_emit(ctx, x):
     """log(a ** b) -> b * log(|a|) is wrong for a < 0 (nan); log(exp(a)) -> a is wrong
     where exp(a) overflows. And XLA:CPU's vectorized log reads the exponent bits of a
@@ -423,7 +432,7 @@ negate = _unary("negate", "stablehlo.negate", np.negative, dt.NUMERIC_KINDS, sou
     lambda x, out: ad.const(x, -1)))
 bitwise_not = _unary("not", "stablehlo.not", np.invert, dt.INTEGER_OR_BOOL_KINDS, source="~{0}")
 abs = _unary("abs", "stablehlo.abs", np.abs, dt.SIGNED_NUMERIC_KINDS, result=dt.real_of, rules=_ABS_RULES,
-             formula=cm.abs)
+             formula=cm.abs, emit=_abs_emit)
 sign = _unary("sign", "stablehlo.sign", _sign, dt.SIGNED_NUMERIC_KINDS, formula=cm.sign, formula_kinds=dt.FLOATING_KINDS)
 exp = _unary("exp", "stablehlo.exponential", np.exp, dt.FLOATING_KINDS, formula=cm.exp,
              emit=_exp_emit, rules=ad.elementwise_rules(lambda x, out: out))
