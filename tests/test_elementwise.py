@@ -840,6 +840,32 @@ def test_complex_division_matches_numpy(tier, dtype):
         assert close[finite].all(), list(zip(z[finite][~close[finite]][:5],
                                              w[finite][~close[finite]][:5]))
 
+@pytest.mark.parametrize("name", ["cos", "sin", "cosh", "sinh"])
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_trig_stays_finite_where_only_its_hyperbolic_factor_overflows(tier, dtype, name):
+    """cos(x + iy) = cosh(y) cos(x) - i sinh(y) sin(x): with y past cosh's overflow and a small
+    x, the imaginary part is finite (cos(-6.6e-13 + 100j) is inf - 8.8e30j in complex64, not
+    inf - inf j; tests/fuzz, seed 20261211), and likewise for sin, cosh and sinh. Both parts
+    as NumPy's, infinities where NumPy's are."""
+    real = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
+    big = 100.0 if real is np.float32 else 720.0        # cosh(big) overflows, e^(big/2) not
+    parts = [(-6.6e-13, big), (1e-20, -big), (0.3, big - 5), (2.0, 0.5), (0.0, big),
+             (np.pi / 2, big), (3.0, 30.0)]
+    z = np.array([complex(a, b) for a, b in parts], dtype=dtype)
+    if name in ("cosh", "sinh"):
+        z = z * np.asarray(1j, dtype)                    # the large part real
+    with np.errstate(all="ignore"):
+        expected = getattr(np, name)(z)
+    got = np.asarray(getattr(xp, name)(xp.asarray(z, device=tier)))
+    for part in (np.real, np.imag):
+        e, g = part(expected), part(got)
+        assert np.array_equal(np.isinf(e), np.isinf(g)), (z, g, e)
+        assert np.array_equal(np.isnan(e), np.isnan(g)), (z, g, e)
+        finite = np.isfinite(e)
+        np.testing.assert_allclose(g[finite], e[finite], rtol=8 * np.finfo(real).eps,
+                                   atol=8 * np.finfo(real).tiny)
+
+
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_complex_log_near_the_unit_circle(tier, dtype):
     """log|z| near |z| = 1, where it is far smaller than |z|: each part within a few ulp of
