@@ -121,6 +121,9 @@ _CANCELLING = (np.array([1 + 2j, complex(3.0, -0.0), 5 + 1j], np.complex64),
 _CANCELLING_EXPECTED = np.array([complex(np.nan, 2.0), 3 + 0j, complex(5.0, np.nan)],
                                 np.complex64)
 
+_F32_MAX = float(np.finfo(np.float32).max)
+_F64_MAX = float(np.finfo(np.float64).max)
+
 # (name, function, inputs, the IEEE result of the operations as written)
 REWRITES = [
     # c / (a / b) -> (c * b) / a overflows
@@ -210,6 +213,23 @@ REWRITES = [
     ("complex128_broadcast_minus_plus", lambda a, b: (a - b) + b,
      (np.full((3, 4), complex(1.0, -0.0)), np.array(complex(np.inf, 0.0))),
      np.full((3, 4), complex(np.nan, 0.0))),
+    # XLA:CPU's LLVM backend contracts a product into the add or subtract it feeds (an FMA,
+    # product never rounded, so never overflowing alone; tests/fuzz, seed 20261211:
+    # (a + a) - a * a at float32's largest a was inf, not inf - inf = nan)
+    ("product_overflow_in_a_difference", lambda a: (a + a) - a * a,
+     (np.array([_F32_MAX, -_F32_MAX, 3.0], f32),), np.array([np.nan, -np.inf, -3.0], f32)),
+    ("difference_of_overflowing_products", lambda a, b: a * a - b * b,
+     (np.array([_F32_MAX, 3.0], f32), np.array([_F32_MAX, 2.0], f32)), np.array([np.nan, 5.0], f32)),
+    ("overflowing_product_minus_constant",
+     lambda a: a * a - xp.full(a.shape, _F64_MAX, device=a.device),
+     (np.array([np.sqrt(_F64_MAX) * 1.2, 2.0]),), np.array([np.inf, -_F64_MAX])),
+    ("negated_overflowing_product_plus", lambda a, b: b + (-(a * a)),
+     (np.array([_F32_MAX], f32), np.array([np.inf], f32)), np.array([np.nan], f32)),
+    ("sum_of_overflowing_products", lambda a, b: xp.sum(a * b),
+     (np.array([_F32_MAX, _F32_MAX], f32), np.array([_F32_MAX, -_F32_MAX], f32)), f32(np.nan)),
+    ("cumulative_sum_of_overflowing_products", lambda a, b: xp.cumulative_sum(a * b),
+     (np.array([_F32_MAX, _F32_MAX, 1.0], f32), np.array([_F32_MAX, -_F32_MAX, 1.0], f32)),
+     np.array([np.inf, np.nan, np.nan], f32)),
     # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
     ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
      np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),
@@ -227,6 +247,24 @@ def test_simplifier_rewrites_do_not_change_results(name, f, inputs, expected):
         for g, e in parts:
             signed = ~np.isnan(e)   # the sign of a nan is not specified
             np.testing.assert_array_equal(np.signbit(g)[signed], np.signbit(e)[signed])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("form", ["a * b + c", "c - a * b", "a * b - c * a", "c + 0.2 * (a + b)",
+                                  "sum(a * b, axis=1)"])
+def test_sums_of_products_are_rounded_as_written(form, dtype):
+    # an FMA rounds once where the operations as written round twice: on random normal
+    # operands, a * b + c differed from NumPy's in about a quarter of the elements
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal((300, 7)).astype(dtype) for _ in range(3))
+    def f(a, b, c):
+        if form.startswith("sum"):
+            return xp.sum(a * b, axis=1)
+        return eval(form, {}, {"a": a, "b": b, "c": c})
+    compiled, interpreted = _both(f, a, b, c)
+    np.testing.assert_array_equal(compiled, interpreted)
+    if not form.startswith("sum"):       # a sum's order of additions is the compiler's
+        np.testing.assert_array_equal(compiled, f(a, b, c))
 
 
 def test_interpreter_flushes_subnormals_as_xla_does():

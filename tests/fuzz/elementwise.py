@@ -32,17 +32,11 @@ class Fn:
         a tolerance range for exact finite operands if approx, else exact)."""
 
     def __init__(self, value, *, exact=True, bounds=None, approx=False, decide=None,
-                 complex_fn=None, unsigned_zero=False, inf_safe=None, product=False,
-                 keeps_product=False, fma=False, inf_absorbs=False):
+                 complex_fn=None, unsigned_zero=False, inf_safe=None, inf_absorbs=False):
         self.value = value
         # inf_absorbs: an infinite operand makes the result +inf whatever the others are,
         # NaN and unknown (FREE) ones included (hypot, IEEE 754 and C99)
         self.inf_absorbs = inf_absorbs
-        # product: the result is a product (multiply, square); keeps_product: a product
-        # stays one (negation); fma: an add or subtract, which may fuse an operand product
-        self.product = product
-        self.keeps_product = keeps_product
-        self.fma = fma
         # inf_safe: a range reaching infinity (from an overflow) cannot make NaN here. True
         # for monotone functions of one operand and a few others; False for arithmetic,
         # where inf - inf or 0 * inf hides inside [max, inf] ranges (None: decided by arity)
@@ -109,11 +103,7 @@ def apply(fn: Fn, refs, out_dtype) -> Ref:
         zero = (st == EXACT) & (v == 0)
         st[zero] = RANGE
         lo, hi = np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
-    if fn.fma and any(r.fused for r in refs):
-        st, lo, hi = _fused(refs, v, st, lo, hi)
-    out_ref = finish(v, st, lo, hi)
-    out_ref.fused = fn.product or (fn.keeps_product and refs[0].fused)
-    return out_ref
+    return finish(v, st, lo, hi)
 
 
 def definitely_infinite(r: Ref):
@@ -124,27 +114,6 @@ def definitely_infinite(r: Ref):
     with np.errstate(invalid="ignore"):
         return (((r.st == EXACT) & np.isinf(r.v))
                 | ((r.st == RANGE) & np.isinf(r.lo) & (r.lo == r.hi)))
-
-
-def _fused(refs, v, st, lo, hi):
-    """An add or subtract of a product, computed with one FMA (docs/precision.md): within
-    one ulp of the larger of the product and the result where the exact result was finite
-    (an FMA changes no NaN or infinity: those stay exact)."""
-    with np.errstate(all="ignore"):
-        scale = np.abs(v.astype(np.float64))
-        finite = np.isfinite(scale)
-        for r in refs:
-            rv = np.abs(r.v.astype(np.float64))
-            finite &= np.isfinite(rv)
-            if r.fused:
-                scale = np.maximum(scale, rv)
-        fi = np.finfo(v.dtype)
-        pad = float(fi.eps) * scale + float(fi.tiny)
-        v64 = v.astype(np.float64)
-        lo = np.where(st == EXACT, v64, lo) - np.where(finite, pad, 0.0)
-        hi = np.where(st == EXACT, v64, hi) + np.where(finite, pad, 0.0)
-    st = np.where((st == EXACT) & finite, RANGE, st).astype(np.uint8)
-    return st, lo, hi
 
 
 def _complex(fn, refs, out, v, free, exact):
@@ -558,21 +527,21 @@ def _complex_bool(name):
 # ------------------------------------------------------------------------- the table
 
 _add = Fn(lambda a, b: np.logical_or(a, b) if a.dtype.kind == "b" else a + b, bounds=iv_add,
-          complex_fn=_complex_add(1), fma=True)
-_sub = Fn(np.subtract, bounds=iv_sub, complex_fn=_complex_add(-1), fma=True)
+          complex_fn=_complex_add(1))
+_sub = Fn(np.subtract, bounds=iv_sub, complex_fn=_complex_add(-1))
 
 FUNCTIONS = {
     # arithmetic: correctly rounded
     "add": _add,
     "subtract": _sub,
     "multiply": Fn(lambda a, b: np.logical_and(a, b) if a.dtype.kind == "b" else a * b,
-                   bounds=iv_mul, complex_fn=_complex_mul, product=True),
+                   bounds=iv_mul, complex_fn=_complex_mul),
     "divide": Fn(np.divide, bounds=iv_div, complex_fn=_complex_approx(np.divide, _moderate)),
-    "negative": Fn(np.negative, bounds=lambda a: (-a[1], -a[0]), keeps_product=True,
+    "negative": Fn(np.negative, bounds=lambda a: (-a[1], -a[0]),
                    complex_fn=_parts_unary(lambda re, im: _neg(re), lambda re, im: _neg(im))),
-    "positive": Fn(np.copy, bounds=lambda a: a, complex_fn=lambda z: z.copy(), keeps_product=True),
+    "positive": Fn(np.copy, bounds=lambda a: a, complex_fn=lambda z: z.copy()),
     "abs": Fn(np.abs, bounds=iv_abs, complex_fn=_complex_abs),
-    "square": Fn(lambda a: a * a, bounds=iv_square, product=True,
+    "square": Fn(lambda a: a * a, bounds=iv_square,
                  complex_fn=lambda z: _complex_mul(z, z)),
     "sqrt": Fn(np.sqrt, bounds=lambda a: (np.sqrt(a[0]), np.sqrt(a[1])),
                complex_fn=_complex_approx(np.sqrt)),

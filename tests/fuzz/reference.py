@@ -53,15 +53,10 @@ def bounds_dtype(dtype):
 
 class Ref:
     """A reference array: nominal values `v`, statuses `st` (uint8), and for floating and
-    complex dtypes the bounds `lo`, `hi` of RANGE elements (equal to `v` where EXACT).
+    complex dtypes the bounds `lo`, `hi` of RANGE elements (equal to `v` where EXACT)."""
+    __slots__ = ("v", "st", "lo", "hi")
 
-    `fused` marks a product (x * y, square, and their negations, reshapes and slices):
-    XLA:CPU computes a product that feeds an add or a subtract with one fused multiply-add,
-    rounded once, which tlaloc documents (docs/precision.md): such sums are within one ulp
-    of the larger of the product and the result, not exact."""
-    __slots__ = ("v", "st", "lo", "hi", "fused")
-
-    def __init__(self, v, st=None, lo=None, hi=None, fused=False):
+    def __init__(self, v, st=None, lo=None, hi=None):
         v = np.asarray(v)
         self.v = v
         self.st = np.zeros(v.shape, np.uint8) if st is None else np.asarray(st, np.uint8)
@@ -70,7 +65,6 @@ class Ref:
         if lo is not None:
             lo, hi = np.asarray(lo), np.asarray(hi)
         self.lo, self.hi = lo, hi
-        self.fused = fused
 
     @property
     def dtype(self):
@@ -96,10 +90,7 @@ class Ref:
 
     def map(self, fn):
         """A structural operation (reshape, transpose, index, ...) on every component."""
-        parts = [fn(c) for c in self.components()]
-        out = Ref(*parts)
-        out.fused = self.fused
-        return out
+        return Ref(*[fn(c) for c in self.components()])
 
     def copy(self):
         return self.map(np.array)

@@ -91,17 +91,31 @@ def test_a_nonfinite_derivative_is_flagged(value):
 
 
 def test_infinity_times_a_range_around_zero_may_be_nan():
-    # abs(x / 0) * ((z + z) + z * z) for z = 0: the fused sum is a range [-tiny, tiny]
-    # around zero, and inf times it is nan (seed 20261205): no range excludes nan
+    # inf times a range [-tiny, tiny] around zero (a rounded result near zero, seed
+    # 20261205) is nan where the range's value is zero: no range excludes nan
     inf = Ref(np.array([np.inf, -np.inf], np.float32))
-    z = Ref(np.zeros(2, np.float32))
-    near_zero = apply(FUNCTIONS["add"], [apply(FUNCTIONS["add"], [z, z], np.float32),
-                                         apply(FUNCTIONS["multiply"], [z, z], np.float32)],
-                      np.float32)
-    assert (near_zero.st == RANGE).all() and (near_zero.lo < 0).all()
+    tiny = float(np.finfo(np.float32).tiny)
+    near_zero = Ref(np.zeros(2, np.float32), np.full(2, RANGE, np.uint8),
+                    np.full(2, -tiny), np.full(2, tiny))
     p = apply(FUNCTIONS["multiply"], [inf, near_zero], np.float32)
     assert problems(np.array([np.nan, np.nan], np.float32), p) == []
     assert (p.st == FREE).all()
+
+
+def test_a_sum_of_products_is_exact_as_written():
+    # tlaloc keeps every product rounded (no FMA contraction), so (a + a) - a * a at
+    # float32's largest a is inf - inf = nan exactly, and a finite sum of products is the
+    # separately rounded one (seed 20261211)
+    big = np.float32(np.finfo(np.float32).max)
+    a = Ref(np.array([big, 0.1], np.float32))
+    r = apply(FUNCTIONS["subtract"], [apply(FUNCTIONS["add"], [a, a], np.float32),
+                                      apply(FUNCTIONS["multiply"], [a, a], np.float32)],
+              np.float32)
+    assert r.all_exact()
+    assert problems(np.array([np.inf, 0.19], np.float32), r) != []
+    with np.errstate(over="ignore", invalid="ignore"):
+        written = (a.v + a.v) - a.v * a.v
+    assert problems(written, r) == []
 
 
 def test_hypot_of_an_infinity_is_inf_whatever_the_other_operand():

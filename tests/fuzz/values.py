@@ -83,7 +83,7 @@ def shapes(min_dims=0, max_dims=3, max_side=4):
 def arrays(draw, dtype, shape):
     """An array of `dtype` and `shape`. Floating elements are a mix of special values and
     random numbers with a full significand (from a drawn seed: hypothesis's own numbers are
-    mostly short, whose products and sums are exact, where a fused multiply-add or a
+    mostly short, whose products and sums are exact, where a difference of rounding or a
     reassociation does not show)."""
     n = math.prod(shape)
     d = np.dtype(dtype)

@@ -110,8 +110,9 @@ def _multiply_emit(ctx, x, y):
     second factor of every signed integer product is shielded, since CSE would make a
     square of two equal operands too."""
     both_exp = ctx.origin(x) == ctx.origin(y) == "stablehlo.exponential"
-    signed = ctx.out_aval.dtype.kind == "i"
-    return ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp or signed))
+    kind = ctx.out_aval.dtype.kind
+    out = ctx.simple("stablehlo.multiply", x, _shielded(ctx, y, 1, both_exp or kind == "i"))
+    return ctx.rounded_product(out, ctx.out_aval) if kind == "f" else out
 
 
 def _abs_emit(ctx, x):

@@ -161,6 +161,16 @@ class EmitContext:
         mask = type(aval)(aval[0], _BOOL)
         return self.op("stablehlo.select", (pred, on_true, on_false), (mask, aval, aval), aval)
 
+    def rounded_product(self, x, aval) -> str:
+        """`x` (a real float product) kept a rounded product where it feeds a sum: XLA:CPU's
+        LLVM backend contracts a product and the add or subtract it feeds in the same loop
+        into one FMA, whose product is never rounded and so never overflows on its own
+        ((a + a) - a * a at float32's largest a was inf, not inf - inf = nan), and no compile
+        option reaches that backend. It contracts a product of one use only; this gives `x`
+        a second: `select(x != x, nan, x)`, which is `x` (docs/runtime-notes-cpu.md)."""
+        isnan = self.compare(x, x, aval, "NE")
+        return self.select(isnan, self.constant(float("nan"), aval), x, aval)
+
     def barrier(self, x, aval) -> str:
         """`x` behind an optimization barrier: XLA's simplifier cannot look through it (used
         where one of its rewrites would change a result, docs/runtime-notes-cpu.md)."""
