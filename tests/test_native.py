@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -82,6 +83,15 @@ def test_the_built_modules_are_the_ones_imported():
     for name in ("tlaloc._graph", "tlaloc._api.elementwise", "tlaloc._prims.core"):
         if name in BUILT:
             assert not report["files"][name].endswith(".py"), name
+
+
+def test_the_flush_block_takes_the_branch_of_how_it_was_imported():
+    # compiled, backends/_fpenv calls fegetenv/fesetenv itself; from source, through ctypes
+    from tlaloc.backends import _fpenv
+    assert _fpenv._COMPILED is (not _fpenv.__file__.endswith(".py"))
+    with _fpenv.flush_subnormals():
+        assert float(np.float32(1e-40) * np.float32(1.0)) == 0.0
+    assert float(np.float32(1e-40) * np.float32(1.0)) != 0.0
 
 
 @pytest.fixture
