@@ -437,11 +437,58 @@ def _dynamic_update_batch(bdims, x, update, *starts):
                        mode="set"), 0
 
 
+def _dynamic_update_emit(ctx, x, update, *starts):
+    """An update at constant starts that covers most of `x` (a stencil's interior,
+    `u[1:-1, 1:-1] = ...`) is written as a new array: the update concatenated with the slices
+    of `x` around it, which XLA computes in one loop. As an in-place dynamic_update_slice,
+    XLA must first copy every slice of `x` that computes the update (they would read what
+    the update overwrites): four copies of the interior per stencil step. A small update (a
+    row, x[i] = v) stays in place. (A select of the padded update over `x` would chain every
+    earlier step's select into each step's loop: XLA does not merge selects on one mask.)"""
+    xa, ua = ctx.in_avals[0], ctx.in_avals[1]
+    begin = [ctx.scalar_value(s) for s in starts]
+    size = math.prod(ua.shape)
+    if None in begin or not size or 2 * size < math.prod(xa.shape):
+        return ctx.simple("stablehlo.dynamic_update_slice", x, update, *starts)
+    # clamped as dynamic_update_slice clamps: the update fits
+    low = [min(max(int(b), 0), n - k) for b, n, k in zip(begin, xa.shape, ua.shape)]
+    return _assembled(ctx, x, xa, update, ua, low, 0)
+
+
+def _assembled(ctx, x, xa, update, ua, low, axis):
+    """The box of `x` that spans the update on the axes before `axis` and all of the others,
+    with the update in place: [x before, (recursively) the band, x after] along `axis`."""
+    if axis == len(low):
+        return update
+    n, k, lo = xa.shape[axis], ua.shape[axis], low[axis]
+    band_start = [lo_ if d < axis else 0 for d, lo_ in enumerate(low)]
+    band_limit = [low[d] + ua.shape[d] if d < axis else xa.shape[d] for d in range(len(low))]
+
+    def piece(start, limit):
+        start_, limit_ = list(band_start), list(band_limit)
+        start_[axis], limit_[axis] = start, limit
+        out = aval(tuple(b - a for a, b in zip(start_, limit_)), xa.dtype)
+        return ctx.op("stablehlo.slice", (x,), (xa,), out,
+                      attrs=f"start_indices = {_i64s(start_)}, limit_indices = {_i64s(limit_)}, "
+                            f"strides = {_i64s([1] * len(low))}"), out
+
+    middle_shape = tuple(ua.shape[d] if d <= axis else xa.shape[d] for d in range(len(low)))
+    middle_aval = aval(middle_shape, xa.dtype)
+    parts = [(_assembled(ctx, x, xa, update, ua, low, axis + 1), middle_aval)]
+    if lo > 0:
+        parts.insert(0, piece(0, lo))
+    if lo + k < n:
+        parts.append(piece(lo + k, n))
+    if len(parts) == 1:
+        return parts[0][0]
+    out_shape = tuple(band_limit[d] - band_start[d] for d in range(len(low)))
+    return ctx.op("stablehlo.concatenate", [p for p, _ in parts], [a for _, a in parts],
+                  aval(out_shape, xa.dtype), attrs=f"dimension = {axis} : i64")
+
+
 dynamic_update_slice = declare(
     "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
-    batch=_dynamic_update_batch, padding=pd.dynamic_update_slice_rule,
-    emit=lambda ctx, x, update, *starts: ctx.simple("stablehlo.dynamic_update_slice", x, update,
-                                                    *starts),
+    batch=_dynamic_update_batch, padding=pd.dynamic_update_slice_rule, emit=_dynamic_update_emit,
     jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
 
 

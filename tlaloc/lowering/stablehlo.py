@@ -53,6 +53,7 @@ class EmitContext:
         self.producer = {}  # result name -> the op that defined it (for peephole choices)
         self._broadcast_of = {}  # result of a broadcast_in_dim -> its operand
         self._constant = set()   # results that depend on no program input
+        self._scalar_values = {}  # 0-d constants' results -> their values
         self._shared = {}        # results of multi-result ops, by what computes them (`once`)
 
     def fresh(self) -> str:
@@ -132,7 +133,13 @@ class EmitContext:
                           f'{{value = dense<{scalar_literal(value, aval[1])}> : {t}}} : () -> {t}')
         self.producer[result] = "stablehlo.constant"
         self._constant.add(result)
+        if not aval[0]:
+            self._scalar_values[result] = value
         return result
+
+    def scalar_value(self, x):
+        """The value of `x` where it is a 0-d constant of this program, else None."""
+        return self._scalar_values.get(x)
 
     def origin(self, x) -> str:
         """The op that computes `x`'s elements, looking through broadcasts (XLA's
