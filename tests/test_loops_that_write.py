@@ -111,17 +111,19 @@ def test_in_place_operators_keep_the_value_a_loop_goes_on_with(tier):
     assert ops <= 2 * 100 + 10, ops
 
 
-# A box written at fixed starts that covers most of its array is emitted as the update
-# concatenated with the array around it (a new array in one loop), anything smaller as an
-# in-place dynamic_update_slice: both must write exactly NumPy's values.
+# A box written at fixed starts that covers most of its array (of 2^14 elements or more) is
+# emitted as the update concatenated with the array around it (a new array in one loop),
+# anything else as an in-place dynamic_update_slice: both must write exactly NumPy's values.
 _BOXES = [
-    ((9,), (slice(1, None),)),                         # most of a vector
-    ((9,), (slice(2, 5),)),                            # a small part: in place
-    ((6, 7), (slice(1, -1), slice(1, -1))),            # a stencil's interior
-    ((6, 7), (slice(0, 5), slice(2, 7))),              # touching two edges
-    ((6, 7), (2,)),                                    # a row at a run-time position
-    ((3, 4, 5), (slice(None), slice(1, 4), slice(0, 4))),
-    ((4, 4), (slice(None), slice(None))),              # all of it
+    ((20000,), (slice(1, None),)),                     # most of a vector
+    ((9,), (slice(1, None),)),                         # ... a small one: in place
+    ((20000,), (slice(2, 5000),)),                     # a quarter: in place
+    ((130, 130), (slice(1, -1), slice(1, -1))),        # a stencil's interior
+    ((6, 7), (slice(1, -1), slice(1, -1))),            # ... a small one
+    ((131, 129), (slice(0, 130), slice(2, 129))),      # touching two edges
+    ((130, 130), (2,)),                                # a row at a run-time position
+    ((3, 100, 100), (slice(None), slice(1, 99), slice(0, 99))),
+    ((130, 130), (slice(None), slice(None))),          # all of it
 ]
 
 
@@ -143,9 +145,10 @@ def test_box_writes_match_numpy_on_every_tier(tier, dtype, shape, key):
 def test_a_stencil_chain_matches_numpy_compiled():
     xp.config.update(execution="compiled")
     try:
-        u = xp.asarray(_grid(20))
-        for _ in range(7):
-            _stencil_step(u)
-        np.testing.assert_array_equal(np.asarray(u), _numpy_stencil(7, 20))
+        for n in (20, 140):        # in place, and concatenated (the same box each step)
+            u = xp.asarray(_grid(n))
+            for _ in range(7):
+                _stencil_step(u)
+            np.testing.assert_array_equal(np.asarray(u), _numpy_stencil(7, n))
     finally:
         xp.config.update(execution="auto")

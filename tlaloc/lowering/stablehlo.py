@@ -54,6 +54,7 @@ class EmitContext:
         self._broadcast_of = {}  # result of a broadcast_in_dim -> its operand
         self._constant = set()   # results that depend on no program input
         self._scalar_values = {}  # 0-d constants' results -> their values
+        self.notes = {}          # result -> what an emit rule noted of it for later rules
         self._shared = {}        # results of multi-result ops, by what computes them (`once`)
 
     def fresh(self) -> str:
