@@ -452,9 +452,9 @@ def _dynamic_update_emit(ctx, x, update, *starts):
 
     Where `x` is itself such a write of the same box, its value outside the box is its own
     `x`'s, and the slices around the update are taken from that one: a loop's writes then do
-    not nest every earlier step's pieces in each step's (which tripled XLA's compile time).
-    (A select of the padded update over `x` chained the earlier steps' selects instead: XLA
-    does not merge selects on one mask.)"""
+    not nest every earlier step's pieces in each step's. (A select of the padded update over
+    `x` chained the earlier steps' selects into each step's loop: XLA does not merge selects
+    on one mask.)"""
     xa, ua = ctx.in_avals[0], ctx.in_avals[1]
     begin = [ctx.scalar_value(s) for s in starts]
     size = math.prod(ua.shape)
