@@ -4,6 +4,7 @@ the evaluations. Counted through tlaloc.profile (the ops of every program run) a
 cache_info (programs and structures), never timed; values compared with NumPy."""
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import tlaloc as xp
 
@@ -150,5 +151,48 @@ def test_a_stencil_chain_matches_numpy_compiled():
             for _ in range(7):
                 _stencil_step(u)
             np.testing.assert_array_equal(np.asarray(u), _numpy_stencil(7, n))
+    finally:
+        xp.config.update(execution="auto")
+
+
+@st.composite
+def _large_box_writes(draw):
+    """A float64 array of 2^14 or more elements, and one to three writes of a box (most of
+    the array, so each takes the concatenated form) whose value is computed from shifted
+    windows of the array: the stencil's pattern, drawn."""
+    ndim = draw(st.integers(1, 3))
+    low_size = {1: 16384, 2: 128, 3: 26}[ndim]
+    shape = tuple(draw(st.integers(low_size, low_size + 12)) for _ in range(ndim))
+    writes = []
+    for _ in range(draw(st.integers(1, 3))):
+        box = []
+        for n in shape:
+            lo = draw(st.integers(0, 2))
+            hi = n - draw(st.integers(0, 2))
+            box.append((lo, hi))
+        shifts = draw(st.lists(st.sampled_from([-1, 0, 1]), min_size=ndim, max_size=ndim))
+        writes.append((tuple(box), tuple(shifts), draw(st.sampled_from([0.5, -2.0, 3.0]))))
+    return shape, writes
+
+
+def _apply_box_writes(x, writes, shape):
+    """x[box] = x[box] * c + x[box shifted], in place, for each write (x NumPy or tlaloc)."""
+    for box, shifts, c in writes:
+        here = tuple(slice(lo, hi) for lo, hi in box)
+        shifted = tuple(slice(max(lo + s, 0), max(lo + s, 0) + (hi - lo))
+                        if max(lo + s, 0) + (hi - lo) <= n else slice(lo, hi)
+                        for (lo, hi), s, n in zip(box, shifts, shape))
+        x[here] = x[here] * c + x[shifted]
+    return x
+
+
+@given(_large_box_writes())
+def test_large_box_writes_match_numpy_compiled(case):
+    shape, writes = case
+    a = np.random.default_rng(len(writes)).standard_normal(shape)
+    xp.config.update(execution="compiled")
+    try:
+        got = _apply_box_writes(xp.asarray(a), writes, shape)
+        np.testing.assert_array_equal(np.asarray(got), _apply_box_writes(a.copy(), writes, shape))
     finally:
         xp.config.update(execution="auto")
