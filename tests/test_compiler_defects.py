@@ -121,6 +121,7 @@ _CANCELLING = (np.array([1 + 2j, complex(3.0, -0.0), 5 + 1j], np.complex64),
 _CANCELLING_EXPECTED = np.array([complex(np.nan, 2.0), 3 + 0j, complex(5.0, np.nan)],
                                 np.complex64)
 
+_INF_PART = np.array([0.25 + 0.5j, complex(0.75, np.inf)], np.complex64).reshape(2, 1)
 _F32_MAX = float(np.finfo(np.float32).max)
 _F64_MAX = float(np.finfo(np.float64).max)
 
@@ -230,6 +231,17 @@ REWRITES = [
     ("cumulative_sum_of_overflowing_products", lambda a, b: xp.cumulative_sum(a * b),
      (np.array([_F32_MAX, _F32_MAX, 1.0], f32), np.array([_F32_MAX, -_F32_MAX, 1.0], f32)),
      np.array([np.inf, np.nan, np.nan], f32)),
+    # a sum over broadcast axes -> a multiply by the count: for complex values a complex
+    # product, whose 0 * inf makes a nan real part (tests/fuzz, seed 20261213: the sum over
+    # a tile of 0.1 + inf j was nan + inf j)
+    ("complex_sum_of_a_broadcast", lambda a: xp.sum(xp.broadcast_to(a, (2, 4)), axis=1),
+     (_INF_PART,), np.array([1 + 2j, complex(3.0, np.inf)], np.complex64)),
+    ("complex_mean_of_a_tile", lambda a: xp.mean(xp.tile(a, (3,)), axis=1),
+     (_INF_PART,), np.array([0.25 + 0.5j, complex(0.75, np.inf)], np.complex64)),
+    ("complex_sum_of_a_difference_of_tiles",
+     lambda a: xp.sum(xp.diff(xp.tile(xp.concat([a, a + a]), (2,)), axis=0), axis=1),
+     (_INF_PART,), np.array([complex(1.0, np.inf), complex(-0.5, -np.inf), complex(2.0, np.inf)],
+                            np.complex64)),
     # XLA's vectorized log reads a subnormal's exponent bits in flush-to-zero mode
     ("log_of_subnormals", lambda a: xp.log(a), (np.array([1e-40, 3e-39, 1.5, 1e-45, -1e-40], f32),),
      np.array([-np.inf, -np.inf, np.log(f32(1.5)), -np.inf, -np.inf], f32)),

@@ -48,6 +48,21 @@ def _reduce_op(ctx, x, x_aval, out_aval, body, identity, axes):
                   attrs=f"dimensions = {dims}", regions=region)
 
 
+def _complex_sum(ctx, x, axes):
+    """A complex sum as the sums of the real and the imaginary parts. XLA rewrites a sum over
+    broadcast axes (of a tile, or of x - y where both are broadcast) into a multiply by the
+    count, which for a complex x is a complex product: (0.6 + inf j) * (4 + 0j) has a real
+    part 0.6 * 4 - inf * 0 = nan, where the sum as written is 2.4 + inf j (tests/fuzz, seed
+    20261213). A sum of real parts may become a real multiply, which is the sum's value."""
+    x_aval, out = ctx.in_avals[0], ctx.out_aval
+    part = dt.real_of(x_aval.dtype)
+    x_part, out_part = aval(x_aval.shape, part), aval(out.shape, part)
+    sums = [_reduce_op(ctx, ctx.op(which, (x,), (x_aval,), x_part), x_part, out_part,
+                       "stablehlo.add", 0, axes)
+            for which in ("stablehlo.real", "stablehlo.imag")]
+    return ctx.op("stablehlo.complex", sums, (out_part, out_part), out)
+
+
 def _reduction(kind, numpy_fn, kinds):
     name = f"reduce_{kind}"
 
@@ -61,6 +76,8 @@ def _reduction(kind, numpy_fn, kinds):
         body = _BODY[kind]
         if dtype.kind == "b":   # max/min of booleans are or/and; sum/prod are not used on bool
             body = {"max": "stablehlo.or", "min": "stablehlo.and"}.get(kind, body)
+        if kind == "sum" and dtype.kind == "c":
+            return _complex_sum(ctx, x, axes)
         out = _reduce_op(ctx, x, ctx.in_avals[0], ctx.out_aval, body, _identity(kind, dtype), axes)
         if kind in ("max", "min") and dtype.kind == "f":
             # XLA:CPU's vectorised max/min reductions do not propagate NaN (from about 4,096
