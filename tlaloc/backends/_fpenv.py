@@ -14,7 +14,7 @@ Linux on x86-64 and AArch64), `FLUSHES` is False and the context does nothing.
 
 Every interpreted program enters a block, so its cost is per evaluation: through ctypes
 (four foreign calls) a block took 3.3 us. Compiled (setup.py's native modules), the block
-calls fegetenv/fesetenv directly (declared in _fpenv.pxd): 0.8 us. The ctypes path stays
+calls fegetenv/fesetenv directly (declared in _fpenv.pxd): 0.8-1.1 us. The ctypes path stays
 the pure-Python reference.
 """
 from __future__ import annotations
