@@ -63,6 +63,18 @@ def digest(path: str) -> str:
     return f"crc32:{crc:08x}"
 
 
+def cimports(module: str) -> list:
+    """The tlaloc modules whose types a module's `.pxd` cimports: its compiled build reads
+    their objects' fields at fixed offsets, so it may run only beside their compiled builds
+    (tlaloc/_native.py holds it to its source otherwise)."""
+    pxd = os.path.join(HERE, source_of(module)[:-3] + ".pxd")
+    if not os.path.exists(pxd):
+        return []
+    with open(pxd) as f:
+        return sorted({line.split()[1] for line in f
+                       if line.startswith("from tlaloc.") and " cimport " in line})
+
+
 class OptionalBuildExt(build_ext):
     """build_ext that never fails the install: a module that does not compile is left to
     its source, and the reason goes into the manifest (and so into tlaloc's one warning)."""
@@ -99,8 +111,9 @@ class OptionalBuildExt(build_ext):
         package_dir = os.path.dirname(self.get_ext_fullpath("tlaloc._native_probe"))
         os.makedirs(package_dir, exist_ok=True)
         with open(os.path.join(package_dir, MANIFEST), "w") as f:
-            json.dump({"modules": self.built, "failed": self.failed}, f, indent=1,
-                      sort_keys=True)
+            json.dump({"modules": self.built, "failed": self.failed,
+                       "cimports": {m: cimports(m) for m in self.built if cimports(m)}},
+                      f, indent=1, sort_keys=True)
 
     def get_outputs(self):
         # the manifest is a build output: it belongs in the wheel

@@ -112,8 +112,18 @@ def test_a_module_edited_since_its_build_runs_from_source(package_copy):
     assert module not in report["native"]
     assert len(report["warnings"]) == 1 and "tlaloc._graph" in report["warnings"][0]
     assert "pip install -e ." in report["warnings"][0]
+    # the modules compiled against its types (their .pxd cimports it) run from source too:
+    # compiled, they would read the Python Node's fields at the compiled Node's offsets
+    dependents = {m for m, deps in _manifest().get("cimports", {}).items() if module in deps}
+    assert dependents, "no module cimports tlaloc._graph: the case is not exercised"
+    for m in dependents:
+        assert m in report["warnings"][0]
+        assert report["files"][m].endswith(".py"), m
     # the others still run compiled
-    assert set(report["native"]) == set(_report()["native"]) - {module}
+    assert set(report["native"]) == set(_report()["native"]) - {module} - dependents
+    r = _python("import tlaloc as xp; print(float(xp.sum(xp.ones(3) + 1.5)))",
+                {"PYTHONPATH": str(package_copy)}, cwd=str(package_copy))
+    assert r.returncode == 0 and r.stdout.split()[-1] == "7.5", r.stderr
 
 
 @needs_build

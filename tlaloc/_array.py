@@ -10,7 +10,6 @@ them onto Array from one table (tlaloc/_operators.py). This module imports nothi
 """
 from __future__ import annotations
 
-import builtins
 import math
 import weakref
 
@@ -22,10 +21,25 @@ from . import _mesh
 from . import _context
 from ._context import trace
 from ._devices import default_device, device as as_device
-from ._graph import evaluate, transfer
+from ._graph import evaluate, transfer, note_pending_owner as _note_pending_owner
 
 
 _new = object.__new__
+_weakref = weakref.ref
+
+def from_node(node) -> "Array":
+    """The Array showing `node` (every operation's result is made here)."""
+    self = _new(Array)
+    self._node = node       # its aval holds the shape, dtype and axis names
+    if node.value is None:
+        if node.owner is None:      # a new result: Array._own's common case, inline
+            node.owner = ref = _weakref(self)
+            if not (_context.engaged and trace.jit_depth):
+                _note_pending_owner(ref)
+        else:
+            self._own(node)
+    return self
+
 
 class Array:
     # `_view`: set only on arrays that share storage with others (tlaloc/_api/views.py);
@@ -37,18 +51,7 @@ class Array:
         raise TypeError("tlaloc arrays are made by the namespace functions "
                         "(tlaloc.asarray, tlaloc.zeros, ...), not by the Array constructor")
 
-    @classmethod
-    def _from_node(cls, node) -> "Array":
-        self = _new(cls)
-        self._node = node       # its aval holds the shape, dtype and axis names
-        if node.value is None:
-            if node.owner is None:      # a new result: _own's common case, inline (per op)
-                node.owner = ref = weakref.ref(self)
-                if not (_context.engaged and trace.jit_depth):
-                    _graph.note_pending_owner(ref)
-            else:
-                self._own(node)
-        return self
+    _from_node = staticmethod(from_node)
 
     def _own(self, node, replacing=None) -> None:
         """Show the pending `node` as this array's value, unless a live array other than
@@ -58,9 +61,9 @@ class Array:
         a temporary result (`replacing`), which dies right after."""
         owner = node.owner
         if owner is None or owner() is None or owner() is replacing:
-            node.owner = ref = weakref.ref(self)   # a pending value the user can still reach
+            node.owner = ref = _weakref(self)   # a pending value the user can still reach
             if not (_context.engaged and trace.jit_depth):
-                _graph.note_pending_owner(ref)
+                _note_pending_owner(ref)
 
     def _rebind(self, other: "Array", opname: str) -> "Array":
         """In-place operators: the result must keep this array's shape and dtype."""
@@ -198,31 +201,31 @@ class Array:
                             f"got shape {self.shape}")
         return self._host(trigger).item()
 
-    def __bool__(self) -> builtins.bool:
+    def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(f"the truth value of an array of shape {self.shape} is ambiguous; "
                              "use xp.any or xp.all")
-        return builtins.bool(self._scalar("bool", "bool()"))
+        return bool(self._scalar("bool", "bool()"))
 
-    def __int__(self) -> builtins.int:
+    def __int__(self) -> int:
         if self.dtype.kind == "c":
             raise TypeError("int() of a complex array; take xp.real first")
-        return builtins.int(self._scalar("int", "int()"))
+        return int(self._scalar("int", "int()"))
 
-    def __float__(self) -> builtins.float:
+    def __float__(self) -> float:
         if self.dtype.kind == "c":
             raise TypeError("float() of a complex array; take xp.real first")
-        return builtins.float(self._scalar("float", "float()"))
+        return float(self._scalar("float", "float()"))
 
-    def __complex__(self) -> builtins.complex:
-        return builtins.complex(self._scalar("complex", "complex()"))
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex", "complex()"))
 
-    def __index__(self) -> builtins.int:
+    def __index__(self) -> int:
         if self.dtype.kind not in dt.INTEGER_KINDS:
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         if self.ndim != 0:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got shape {self.shape}")
-        return builtins.int(self._scalar("int", "operator.index()"))
+        return int(self._scalar("int", "operator.index()"))
 
     def item(self):
         return self._scalar("scalar", ".item()")

@@ -51,6 +51,7 @@ class DType:
     __hash__ = object.__hash__
 
 
+_PY_BOOL = builtins.bool   # (the module's `bool` is the dtype)
 bool = DType("bool", np.bool_, "b", 8, "i1")
 int8 = DType("int8", np.int8, "i", 8, "i8")
 int16 = DType("int16", np.int16, "i", 16, "i16")
@@ -149,9 +150,9 @@ DEFAULTS = DefaultDtypes()
 
 # Python's scalar types as dtypes: the defaults at the time of the call (as NumPy's
 # np.zeros(3, dtype=float) is float64)
-_PYTHON_TYPES = {builtins.bool: lambda: bool, builtins.int: lambda: DEFAULTS.integral,
-                 builtins.float: lambda: DEFAULTS.real_floating,
-                 builtins.complex: lambda: DEFAULTS.complex_floating}
+_PYTHON_TYPES = {builtins.bool: lambda: bool, int: lambda: DEFAULTS.integral,
+                 float: lambda: DEFAULTS.real_floating,
+                 complex: lambda: DEFAULTS.complex_floating}
 
 
 def complex_of(d: DType) -> DType:
@@ -252,17 +253,17 @@ def scalar_dtype(value, array_dtype: DType, name=None) -> DType:
     """The dtype a Python scalar takes when it meets an array of `array_dtype` (OverflowError,
     naming the function `name`, for an int the integer dtype cannot hold)."""
     k = array_dtype.kind
-    if isinstance(value, builtins.bool):
+    if isinstance(value, _PY_BOOL):
         return array_dtype
-    if isinstance(value, builtins.int):
+    if isinstance(value, int):
         if k == "b":
             return DEFAULTS.integral
         if k in INTEGER_KINDS:
             check_int_fits(value, array_dtype, name)
         return array_dtype
-    if isinstance(value, builtins.float):
+    if isinstance(value, float):
         return array_dtype if k in FLOATING_KINDS else DEFAULTS.real_floating
-    if isinstance(value, builtins.complex):
+    if isinstance(value, complex):
         if k == "c":
             return array_dtype
         if k == "f":
@@ -272,13 +273,13 @@ def scalar_dtype(value, array_dtype: DType, name=None) -> DType:
 
 
 def default_for_scalar(value) -> DType:
-    if isinstance(value, builtins.bool):
+    if isinstance(value, _PY_BOOL):
         return bool
-    if isinstance(value, builtins.int):
+    if isinstance(value, int):
         return DEFAULTS.integral
-    if isinstance(value, builtins.float):
+    if isinstance(value, float):
         return DEFAULTS.real_floating
-    if isinstance(value, builtins.complex):
+    if isinstance(value, complex):
         return DEFAULTS.complex_floating
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 

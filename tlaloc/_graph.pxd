@@ -7,8 +7,11 @@ cdef class Node:
     cdef public Py_ssize_t pending
     cdef object __weakref__
 
-@cython.locals(node=Node, n=Node, depth=Py_ssize_t)
+@cython.locals(node=Node, n=Node, x=Node, y=Node, depth=Py_ssize_t, n_in=Py_ssize_t)
 cpdef bind(prim, inputs, params, device=*)
+
+@cython.locals(node=Node)
+cpdef leaf(value, aval, device)
 
 # the plan's walk over the pending graph (every name bound to a node is typed as one)
 @cython.locals(node=Node, n=Node, x=Node, t=Node, c=Node)

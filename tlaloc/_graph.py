@@ -119,6 +119,7 @@ DONATED = _Donated()
 _numbering = itertools.count().__next__
 _FIRST = operator.itemgetter(0)   # (number, node, inputs) tuples sort by number
 _SECOND = operator.itemgetter(1)
+_weakref = weakref.ref
 
 
 class Node:
@@ -146,7 +147,18 @@ class Node:
 
 
 def leaf(value, aval: Aval, device) -> Node:
-    return Node(None, (), None, aval, device, value)
+    node = Node.__new__(Node)   # (as in bind: a leaf is made for every scalar operand)
+    node.number = _numbering()
+    node.prim = None
+    node.inputs = ()
+    node.params = None
+    node.aval = aval
+    node.device = device
+    node.value = value
+    node.pending = 0 if value is not None else 1
+    node.consumers = None
+    node.owner = None
+    return node
 
 
 def transfer(source: Node, device) -> Node:
@@ -157,19 +169,40 @@ def transfer(source: Node, device) -> Node:
 def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     """Record `prim` applied to `inputs`; returns the (pending) result node. The result's
     axis names come from the primitive's names rule, called only when an input is named."""
-    if len(inputs) == 1:
-        a = inputs[0].aval
-        aval = prim.infer(a, **params)
+    infer = prim.infer
+    n_in = len(inputs)
+    # the common arities called without argument packing (bind runs on every operation)
+    if n_in == 1:
+        x = inputs[0]
+        a = x.aval
+        aval = infer(a, **params) if params else infer(a)
         if a.names is not None:
             aval = _named(prim, aval, (a,), params)
+    elif n_in == 2 and not params:
+        x, y = inputs
+        a, b = x.aval, y.aval
+        aval = infer(a, b)
+        if a.names is not None or b.names is not None:
+            aval = _named(prim, aval, (a, b), params)
     else:
         avals = [n.aval for n in inputs]
-        aval = prim.infer(*avals, **params)
+        aval = infer(*avals, **params)
         for a in avals:
             if a.names is not None:
                 aval = _named(prim, aval, avals, params)
                 break
-    node = Node(prim, inputs, params, aval, device or inputs[0].device)
+    # Node's fields set here, without __init__'s argument parsing (compiled, Node.__new__
+    # is a direct allocation)
+    node = Node.__new__(Node)
+    node.number = _numbering()
+    node.prim = prim
+    node.inputs = inputs
+    node.params = params
+    node.aval = aval
+    node.device = device or inputs[0].device
+    node.value = None
+    node.consumers = None
+    node.owner = None
     if _context.engaged:
         on_bind = _trace.on_bind
         if on_bind is not None:
@@ -182,12 +215,12 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 depth = n.pending
             consumers = n.consumers
             if consumers is None:
-                ref = ref or weakref.ref(node)
+                ref = ref or _weakref(node)
                 n.consumers = [ref]
             elif consumers[-1] is not ref:     # (an operand used twice is listed once)
                 if len(consumers) >= 32:   # keep long-lived nodes' lists short
                     consumers[:] = [r for r in consumers if r() is not None]
-                ref = ref or weakref.ref(node)
+                ref = ref or _weakref(node)
                 consumers.append(ref)
     node.pending = depth + 1
     if depth >= config.max_pending >> 1 and (prim is _last_cut_prim or depth >= config.max_pending) \

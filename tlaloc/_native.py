@@ -81,16 +81,35 @@ def _decide():
     if PURE_PYTHON:
         return frozenset(), frozenset(built), None
     stale = sorted(m for m, d in built.items() if _digest(_source_path(m)) != d)
-    compiled = frozenset(built) - frozenset(stale)
+    held = _with_dependents(set(stale), built, manifest.get("cimports", {}))
+    compiled = frozenset(built) - held
     warning = None
     if stale:
+        dependents = sorted(held - set(stale))
+        also = (f", as do the modules compiled against them ({', '.join(dependents)})"
+                if dependents else "")
         warning = (f"tlaloc: {len(stale)} compiled module(s) are older than their sources "
-                   f"({', '.join(stale)}) and run as Python; rebuild with `pip install -e .`")
+                   f"({', '.join(stale)}) and run as Python{also}; rebuild with "
+                   "`pip install -e .`")
     elif manifest.get("failed"):
         why = "; ".join(f"{m}: {e}" for m, e in sorted(manifest["failed"].items()))
         warning = (f"tlaloc: the compiled recording path did not build ({why}); "
                    "running as pure Python (slower recording)")
-    return compiled, frozenset(stale), warning
+    return compiled, frozenset(held), warning
+
+
+def _with_dependents(held: set, built: dict, cimports: dict) -> set:
+    """`held` and every compiled module that cimports (reads the fields of) a module that is
+    held or did not compile: a compiled module beside the Python build of a type it was
+    compiled against would read that type's fields at the wrong offsets."""
+    grew = True
+    while grew:
+        grew = False
+        for m, deps in cimports.items():
+            if m in built and m not in held and any(d in held or d not in built for d in deps):
+                held.add(m)
+                grew = True
+    return held
 
 
 COMPILED, _HELD_TO_SOURCE, _WARNING = _decide()

@@ -20,7 +20,6 @@ Kinds of entry:
 """
 from __future__ import annotations
 
-import builtins
 
 import numpy as np
 
@@ -34,7 +33,7 @@ from ._api import linear_algebra as _linalg
 from ._api import manipulation as _manip
 from ._api import views as _views
 
-_PYTHON_SCALARS = (Array, builtins.bool, builtins.int, builtins.float, builtins.complex)
+_PYTHON_SCALARS = (Array, bool, int, float, complex)
 
 
 def _binary(name, fn, reflected=False):
@@ -44,7 +43,7 @@ def _binary(name, fn, reflected=False):
 
     def op(self, other):
         t = type(other)
-        if t is Array or t is builtins.float or t is builtins.int:   # the common case first
+        if t is Array or t is float or t is int:   # the common case first
             return apply(self, other)
         if not isinstance(other, _PYTHON_SCALARS):
             other = _foreign(name, other)

@@ -17,7 +17,7 @@ from .._prims import lax
 from .._prims import padding as _padding
 from .._prims.core import unify as _unify
 
-_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+_SCALARS = (bool, int, float, complex)
 
 
 def is_scalar(x) -> bool:
@@ -26,10 +26,10 @@ def is_scalar(x) -> bool:
 
 def is_int(v) -> bool:
     """A Python or NumPy integer, not a bool (counts, shifts, repetitions)."""
-    return isinstance(v, (builtins.int, np.integer)) and not isinstance(v, (builtins.bool, np.bool_))
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-wrap = Array._from_node     # node -> Array (the bound classmethod: one call less per operation)
+wrap = Array._from_node     # node -> Array
 
 
 def fresh(x: Array) -> Array:
@@ -173,12 +173,15 @@ _scalar_hosts = {}
 _SCALAR_HOSTS_SIZE = 512
 
 
+_copysign = math.copysign   # (the keys tell 0.0 from -0.0)
+
+
 def _scalar_key(value, dtype):
     t = type(value)
-    if t is builtins.float:
-        return dtype, t, value, math.copysign(1.0, value)
-    if t is builtins.complex:
-        return dtype, t, value, math.copysign(1.0, value.real), math.copysign(1.0, value.imag)
+    if t is float:
+        return dtype, t, value, _copysign(1.0, value)
+    if t is complex:
+        return dtype, t, value, _copysign(1.0, value.real), _copysign(1.0, value.imag)
     return dtype, t, value
 
 
@@ -189,7 +192,7 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
     key = _scalar_key(value, dtype)
     known = _scalar_hosts.get(key)
     if known is None:
-        if dtype.kind in dt.INTEGER_KINDS and not isinstance(value, builtins.bool):
+        if dtype.kind in dt.INTEGER_KINDS and not isinstance(value, bool):
             dt.check_int_fits(value, dtype, name)
         try:
             host = np.asarray(value, dtype=dtype.numpy)
@@ -289,30 +292,53 @@ def operands(name, *args, dtype=None):
     cases (two arrays of one aval and device; an array and a Python float or int that
     keeps its dtype) take short paths."""
     if len(args) == 2 and dtype is None:
-        a, b = args
-        if type(a) is Array:
-            na = a._node
-            if type(b) is Array:
-                nb = b._node
-                if na.aval.dtype is nb.aval.dtype and na.device is nb.device:
-                    if na.aval.names is not None or nb.aval.names is not None:
-                        check_names(name, (na, nb))
-                    if na.aval.shape == nb.aval.shape:
-                        return [na, nb], na.aval.dtype, na.aval.shape
-                    shape = broadcast_shapes(na.aval.shape, nb.aval.shape, name=name)
-                    if shape != na.aval.shape and shape != nb.aval.shape:   # an outer product
-                        check_size(name, shape, na.aval.dtype, na.device)
-                    return ([broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)],
-                            na.aval.dtype, shape)
-            elif type(b) is builtins.float or type(b) is builtins.int:
-                d = na.aval.dtype
-                if dt.scalar_dtype(b, d, name) is d:
-                    return [na, scalar_node(b, d, na.device, name)], d, na.aval.shape
-        elif type(b) is Array and (type(a) is builtins.float or type(a) is builtins.int):
+        pair = _pair(name, args[0], args[1])
+        if pair is not None:
+            a = pair[0].aval
+            return list(pair), a.dtype, a.shape if a.shape else pair[1].aval.shape
+    return _promoted(name, args, dtype)
+
+
+def binary_operands(name, x1, x2) -> tuple:
+    """`operands(name, x1, x2)`'s two nodes, as a tuple."""
+    pair = _pair(name, x1, x2)
+    if pair is None:
+        nodes = _promoted(name, (x1, x2), None)[0]
+        pair = nodes[0], nodes[1]
+    return pair
+
+
+def _pair(name, a, b):
+    """The common cases of two operands, or None: two arrays of one dtype and device
+    (broadcast to one shape), or an array and a Python float or int that keeps its dtype."""
+    if type(a) is Array:
+        na = a._node
+        if type(b) is Array:
             nb = b._node
-            d = nb.aval.dtype
-            if dt.scalar_dtype(a, d, name) is d:
-                return [scalar_node(a, d, nb.device, name), nb], d, nb.aval.shape
+            aa, ab = na.aval, nb.aval
+            if aa.dtype is ab.dtype and na.device is nb.device:
+                if aa.names is not None or ab.names is not None:
+                    check_names(name, (na, nb))
+                if aa.shape == ab.shape:
+                    return na, nb
+                shape = broadcast_shapes(aa.shape, ab.shape, name=name)
+                if shape != aa.shape and shape != ab.shape:   # an outer product
+                    check_size(name, shape, aa.dtype, na.device)
+                return broadcast_to_shape(na, shape), broadcast_to_shape(nb, shape)
+        elif type(b) is float or type(b) is int:
+            d = na.aval.dtype
+            if dt.scalar_dtype(b, d, name) is d:
+                return na, scalar_node(b, d, na.device, name)
+    elif type(b) is Array and (type(a) is float or type(a) is int):
+        nb = b._node
+        d = nb.aval.dtype
+        if dt.scalar_dtype(a, d, name) is d:
+            return scalar_node(a, d, nb.device, name), nb
+    return None
+
+
+def _promoted(name, args, dtype):
+    """operands() in general: any number of arrays and scalars, `dtype` or the promoted one."""
     array_nodes = [a._node for a in args if isinstance(a, Array)]
     if not array_nodes:
         raise TypeError(f"{name}: at least one argument must be a tlaloc array")
@@ -400,11 +426,11 @@ def axes_of(name, x, axis, argname="axis"):
 
 
 def normalize_axis(name, axis, ndim, argname="axis") -> int:
-    if not isinstance(axis, (builtins.int, np.integer)) or isinstance(axis, builtins.bool):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{name}: {argname} must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
         raise IndexError(f"{name}: {argname} {axis} is out of range for an array of {ndim} dimension(s)")
-    return builtins.int(axis) % ndim
+    return int(axis) % ndim
 
 
 def normalize_axes(name, axis, ndim):

@@ -6,13 +6,13 @@ import builtins
 from .. import _dtypes as dt
 from .._array import Array
 from .._prims import complex_math
-from ._core import (broadcast_shapes, broadcast_to_shape, cast, constant, node_of, operands,
-                    result_dtype, wrap)
+from ._core import (binary_operands, broadcast_shapes, broadcast_to_shape, cast, constant,
+                    node_of, operands, result_dtype, wrap)
 from ._core import fresh
 from . import views
 from .._prims import lax
 
-_inf = builtins.float("inf")
+_inf = float("inf")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -37,10 +37,10 @@ def _const_like(node, value):
 
 
 def _binary(name, x1, x2, kinds, what):
-    (a, b), dtype, _ = operands(name, x1, x2)
-    if dtype.kind not in kinds:
-        raise TypeError(f"{name}: arguments must have {what} dtypes, got {dtype}")
-    return a, b
+    a, b = pair = binary_operands(name, x1, x2)
+    if a.aval.dtype.kind not in kinds:
+        raise TypeError(f"{name}: arguments must have {what} dtypes, got {a.aval.dtype}")
+    return pair
 
 
 def _float_unary(name, prim, complex_ok=True):
@@ -200,7 +200,7 @@ def remainder(x1, x2, /):
 
 def pow(x1, x2, /):
     a, b = _binary("pow", x1, x2, dt.NUMERIC_KINDS, "numeric")
-    if type(x2) is builtins.int and x2 == 2 and isinstance(x1, Array):
+    if type(x2) is int and x2 == 2 and isinstance(x1, Array):
         # x ** 2 is x * x, bit for bit (special values and zeros' signs included), and XLA:CPU
         # runs a power whose exponent is a program input ~25x slower than a product
         return wrap(lax.multiply(a, a))
@@ -278,10 +278,10 @@ def clip(x, /, min=None, max=None):
                 raise TypeError(f"clip: {name} has dtype {bound.dtype}, x has {dtype}")
             (_, b), _, shape = operands("clip", x, bound, dtype=dtype)
         else:
-            if isinstance(bound, builtins.complex) or not isinstance(bound, (builtins.int, builtins.float)):
+            if isinstance(bound, complex) or not isinstance(bound, (int, float)):
                 raise TypeError(f"clip: {name} must be a real number or an array, got {bound!r}")
             if dtype.kind in dt.INTEGER_KINDS:
-                if isinstance(bound, builtins.float):
+                if isinstance(bound, float):
                     raise TypeError(f"clip: float bound {bound!r} for an integer array")
                 info = dt.iinfo(dtype)
                 bound = builtins.min(builtins.max(bound, info.min), info.max)

@@ -191,6 +191,10 @@ def common_shape(*avals) -> tuple:
 def same_as_input(x, *rest, **params):
     """The infer rule of elementwise primitives whose operands share one dtype (and one
     shape, or are 0-d)."""
+    return _common_aval(x, rest)
+
+
+def _common_aval(x, rest: tuple):
     out = x
     for r in rest:
         if r == out:        # the common case (one tuple comparison, in C)
@@ -207,10 +211,10 @@ def same_as_input(x, *rest, **params):
 
 def kinds_check(name, kinds):
     """An infer rule: operands share an aval whose dtype kind is in `kinds`."""
-    def infer(x, *rest, **params):
+    def infer(x, *rest):
         if x.dtype.kind not in kinds:
             raise TypeError(f"{name}: unsupported dtype {x.dtype}")
-        return same_as_input(x, *rest)
+        return _common_aval(x, rest)
     return infer
 
 

@@ -355,6 +355,8 @@ subtract = _binary("subtract", "stablehlo.subtract", np.subtract, dt.NUMERIC_KIN
                    rules=_SUBTRACT_RULES, emit=_additive_emit("stablehlo.subtract"))
 multiply = _binary("multiply", "stablehlo.multiply", np.multiply, dt.NUMERIC_KINDS, source="{0} * {1}", emit=_multiply_emit, rules=ad.elementwise_rules(
     lambda x, y, out: y, lambda x, y, out: x))
+
+
 def _int_by_nonzero(ctx, hlo, x, y, at_zero):
     """Integer division or remainder with XLA's result where y == 0 (`at_zero`), computed
     without ever dividing by zero: XLA's constant folder divides constant operands on the

@@ -17,46 +17,50 @@ from __future__ import annotations
 from .._graph import bind
 from .core import REGISTRY as _P
 
+# The parameters of primitives that take none: one shared dict (parameters are static and
+# never changed), so no operation allocates one
+_NO_PARAMS = {}
+
 # ----------------------------------------------------------------------------- elementwise
 
 def abs(x):
-    return bind(_P["abs"], (x,), {})
+    return bind(_P["abs"], (x,), _NO_PARAMS)
 
 
 def acos(x):
-    return bind(_P["acos"], (x,), {})
+    return bind(_P["acos"], (x,), _NO_PARAMS)
 
 
 def acosh(x):
-    return bind(_P["acosh"], (x,), {})
+    return bind(_P["acosh"], (x,), _NO_PARAMS)
 
 
 def add(x, y):
-    return bind(_P["add"], (x, y), {})
+    return bind(_P["add"], (x, y), _NO_PARAMS)
 
 
 def asin(x):
-    return bind(_P["asin"], (x,), {})
+    return bind(_P["asin"], (x,), _NO_PARAMS)
 
 
 def asinh(x):
-    return bind(_P["asinh"], (x,), {})
+    return bind(_P["asinh"], (x,), _NO_PARAMS)
 
 
 def atan(x):
-    return bind(_P["atan"], (x,), {})
+    return bind(_P["atan"], (x,), _NO_PARAMS)
 
 
 def atan2(x, y):
-    return bind(_P["atan2"], (x, y), {})
+    return bind(_P["atan2"], (x, y), _NO_PARAMS)
 
 
 def atanh(x):
-    return bind(_P["atanh"], (x,), {})
+    return bind(_P["atanh"], (x,), _NO_PARAMS)
 
 
 def bessel_i1e(x):
-    return bind(_P["bessel_i1e"], (x,), {})
+    return bind(_P["bessel_i1e"], (x,), _NO_PARAMS)
 
 
 def bitcast_convert(x, *, dtype):
@@ -64,23 +68,23 @@ def bitcast_convert(x, *, dtype):
 
 
 def bitwise_and(x, y):
-    return bind(_P["and"], (x, y), {})
+    return bind(_P["and"], (x, y), _NO_PARAMS)
 
 
 def bitwise_not(x):
-    return bind(_P["not"], (x,), {})
+    return bind(_P["not"], (x,), _NO_PARAMS)
 
 
 def bitwise_or(x, y):
-    return bind(_P["or"], (x, y), {})
+    return bind(_P["or"], (x, y), _NO_PARAMS)
 
 
 def bitwise_xor(x, y):
-    return bind(_P["xor"], (x, y), {})
+    return bind(_P["xor"], (x, y), _NO_PARAMS)
 
 
 def ceil(x):
-    return bind(_P["ceil"], (x,), {})
+    return bind(_P["ceil"], (x,), _NO_PARAMS)
 
 
 def compare(x, y, *, direction):
@@ -88,7 +92,7 @@ def compare(x, y, *, direction):
 
 
 def complex(re, im):
-    return bind(_P["complex"], (re, im), {})
+    return bind(_P["complex"], (re, im), _NO_PARAMS)
 
 
 def convert(x, *, dtype):
@@ -96,155 +100,155 @@ def convert(x, *, dtype):
 
 
 def cos(x):
-    return bind(_P["cos"], (x,), {})
+    return bind(_P["cos"], (x,), _NO_PARAMS)
 
 
 def cosh(x):
-    return bind(_P["cosh"], (x,), {})
+    return bind(_P["cosh"], (x,), _NO_PARAMS)
 
 
 def digamma(x):
-    return bind(_P["digamma"], (x,), {})
+    return bind(_P["digamma"], (x,), _NO_PARAMS)
 
 
 def divide(x, y):
-    return bind(_P["divide"], (x, y), {})
+    return bind(_P["divide"], (x, y), _NO_PARAMS)
 
 
 def erf(x):
-    return bind(_P["erf"], (x,), {})
+    return bind(_P["erf"], (x,), _NO_PARAMS)
 
 
 def erf_inv(x):
-    return bind(_P["erf_inv"], (x,), {})
+    return bind(_P["erf_inv"], (x,), _NO_PARAMS)
 
 
 def erfc(x):
-    return bind(_P["erfc"], (x,), {})
+    return bind(_P["erfc"], (x,), _NO_PARAMS)
 
 
 def exp(x):
-    return bind(_P["exp"], (x,), {})
+    return bind(_P["exp"], (x,), _NO_PARAMS)
 
 
 def expm1(x):
-    return bind(_P["expm1"], (x,), {})
+    return bind(_P["expm1"], (x,), _NO_PARAMS)
 
 
 def floor(x):
-    return bind(_P["floor"], (x,), {})
+    return bind(_P["floor"], (x,), _NO_PARAMS)
 
 
 def imag(x):
-    return bind(_P["imag"], (x,), {})
+    return bind(_P["imag"], (x,), _NO_PARAMS)
 
 
 def is_finite(x):
-    return bind(_P["is_finite"], (x,), {})
+    return bind(_P["is_finite"], (x,), _NO_PARAMS)
 
 
 def lgamma(x):
-    return bind(_P["lgamma"], (x,), {})
+    return bind(_P["lgamma"], (x,), _NO_PARAMS)
 
 
 def log(x):
-    return bind(_P["log"], (x,), {})
+    return bind(_P["log"], (x,), _NO_PARAMS)
 
 
 def log1p(x):
-    return bind(_P["log1p"], (x,), {})
+    return bind(_P["log1p"], (x,), _NO_PARAMS)
 
 
 def logistic(x):
-    return bind(_P["logistic"], (x,), {})
+    return bind(_P["logistic"], (x,), _NO_PARAMS)
 
 
 def maximum(x, y):
-    return bind(_P["maximum"], (x, y), {})
+    return bind(_P["maximum"], (x, y), _NO_PARAMS)
 
 
 def minimum(x, y):
-    return bind(_P["minimum"], (x, y), {})
+    return bind(_P["minimum"], (x, y), _NO_PARAMS)
 
 
 def multiply(x, y):
-    return bind(_P["multiply"], (x, y), {})
+    return bind(_P["multiply"], (x, y), _NO_PARAMS)
 
 
 def negate(x):
-    return bind(_P["negate"], (x,), {})
+    return bind(_P["negate"], (x,), _NO_PARAMS)
 
 
 def nextafter(x, y):
-    return bind(_P["nextafter"], (x, y), {})
+    return bind(_P["nextafter"], (x, y), _NO_PARAMS)
 
 
 def polygamma(n, x):
-    return bind(_P["polygamma"], (n, x), {})
+    return bind(_P["polygamma"], (n, x), _NO_PARAMS)
 
 
 def power(x, y):
-    return bind(_P["power"], (x, y), {})
+    return bind(_P["power"], (x, y), _NO_PARAMS)
 
 
 def real(x):
-    return bind(_P["real"], (x,), {})
+    return bind(_P["real"], (x,), _NO_PARAMS)
 
 
 def remainder(x, y):
-    return bind(_P["remainder"], (x, y), {})
+    return bind(_P["remainder"], (x, y), _NO_PARAMS)
 
 
 def round_even(x):
-    return bind(_P["round_even"], (x,), {})
+    return bind(_P["round_even"], (x,), _NO_PARAMS)
 
 
 def rsqrt(x):
-    return bind(_P["rsqrt"], (x,), {})
+    return bind(_P["rsqrt"], (x,), _NO_PARAMS)
 
 
 def select(pred, on_true, on_false):
-    return bind(_P["select"], (pred, on_true, on_false), {})
+    return bind(_P["select"], (pred, on_true, on_false), _NO_PARAMS)
 
 
 def shift_left(x, y):
-    return bind(_P["shift_left"], (x, y), {})
+    return bind(_P["shift_left"], (x, y), _NO_PARAMS)
 
 
 def shift_right_arithmetic(x, y):
-    return bind(_P["shift_right_arithmetic"], (x, y), {})
+    return bind(_P["shift_right_arithmetic"], (x, y), _NO_PARAMS)
 
 
 def shift_right_logical(x, y):
-    return bind(_P["shift_right_logical"], (x, y), {})
+    return bind(_P["shift_right_logical"], (x, y), _NO_PARAMS)
 
 
 def sign(x):
-    return bind(_P["sign"], (x,), {})
+    return bind(_P["sign"], (x,), _NO_PARAMS)
 
 
 def sin(x):
-    return bind(_P["sin"], (x,), {})
+    return bind(_P["sin"], (x,), _NO_PARAMS)
 
 
 def sinh(x):
-    return bind(_P["sinh"], (x,), {})
+    return bind(_P["sinh"], (x,), _NO_PARAMS)
 
 
 def sqrt(x):
-    return bind(_P["sqrt"], (x,), {})
+    return bind(_P["sqrt"], (x,), _NO_PARAMS)
 
 
 def subtract(x, y):
-    return bind(_P["subtract"], (x, y), {})
+    return bind(_P["subtract"], (x, y), _NO_PARAMS)
 
 
 def tan(x):
-    return bind(_P["tan"], (x,), {})
+    return bind(_P["tan"], (x,), _NO_PARAMS)
 
 
 def tanh(x):
-    return bind(_P["tanh"], (x,), {})
+    return bind(_P["tanh"], (x,), _NO_PARAMS)
 
 
 # ----------------------------------------------------------------------------- structural
@@ -254,7 +258,7 @@ def broadcast_in_dim(x, *, shape, dims):
 
 
 def cholesky(x):
-    return bind(_P["cholesky"], (x,), {})
+    return bind(_P["cholesky"], (x,), _NO_PARAMS)
 
 
 def concatenate(*xs, axis):
@@ -278,7 +282,7 @@ def dynamic_slice(x, *starts, sizes):
 
 
 def dynamic_update_slice(x, update, *starts):
-    return bind(_P["dynamic_update_slice"], (x, update, *starts), {})
+    return bind(_P["dynamic_update_slice"], (x, update, *starts), _NO_PARAMS)
 
 
 def eig(x, *, vectors):
@@ -302,7 +306,7 @@ def iota(*, shape, dtype, dim, device):
 
 
 def lu(x):
-    return bind(_P["lu"], (x,), {})
+    return bind(_P["lu"], (x,), _NO_PARAMS)
 
 
 def qr(x, *, full):
@@ -310,7 +314,7 @@ def qr(x, *, full):
 
 
 def optimization_barrier(x):
-    return bind(_P["optimization_barrier"], (x,), {})
+    return bind(_P["optimization_barrier"], (x,), _NO_PARAMS)
 
 
 def pad(x, padding_value, *, low, high, interior):
@@ -391,7 +395,7 @@ def custom_derivative_call(value, *args, rule, output=None):
 
 
 def stop_gradient(x):
-    return bind(_P["stop_gradient"], (x,), {})
+    return bind(_P["stop_gradient"], (x,), _NO_PARAMS)
 
 
 def nondifferentiable(x, *, what):
@@ -399,6 +403,6 @@ def nondifferentiable(x, *, what):
 
 
 def variable(x):
-    return bind(_P["variable"], (x,), {})
+    return bind(_P["variable"], (x,), _NO_PARAMS)
 
 
