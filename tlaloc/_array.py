@@ -27,6 +27,7 @@ from ._graph import evaluate, transfer, note_pending_owner as _note_pending_owne
 _new = object.__new__
 _weakref = weakref.ref
 
+
 def from_node(node) -> "Array":
     """The Array showing `node` (every operation's result is made here)."""
     self = _new(Array)

@@ -22,3 +22,5 @@ cpdef _evaluate(nodes)
 
 @cython.locals(node=Node, l=Node, n_in=Py_ssize_t)
 cpdef _run_plan(targets, device)
+
+cpdef note_pending_owner(ref)

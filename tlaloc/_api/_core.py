@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from .. import _dtypes as dt
-from .._array import Array
+from .._array import Array, from_node as wrap   # node -> Array
 from .._devices import default_device, device as as_device
 from .._graph import Aval, leaf
 from .._prims import lax
@@ -28,8 +28,6 @@ def is_int(v) -> bool:
     """A Python or NumPy integer, not a bool (counts, shifts, repetitions)."""
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
-
-wrap = Array._from_node     # node -> Array
 
 
 def fresh(x: Array) -> Array:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import builtins
 
 from .. import _dtypes as dt
-from .._array import Array
+from .._array import Array, from_node as wrap
 from .._prims import complex_math
 from ._core import (binary_operands, broadcast_shapes, broadcast_to_shape, cast, constant,
-                    node_of, operands, result_dtype, wrap)
+                    node_of, operands, result_dtype)
 from ._core import fresh
 from . import views
 from .._prims import lax
