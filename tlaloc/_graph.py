@@ -382,7 +382,9 @@ def _pending_graph(targets):
                 leaves.append(x)
             slots.append(k)
         prim = n.prim
-        eq_keys.append((prim, () if prim is rename else tuple(n.params.items()), tuple(slots)))
+        params = n.params
+        eq_keys.append((prim, tuple(params.items()) if params and prim is not rename else (),
+                        tuple(slots)))
     outputs = []
     returned = set()
     for t in targets:
