@@ -135,6 +135,23 @@ def test_forced_tiers_ignore_the_policy(fixed_costs):
     assert xp.cache_info()["compiles"] == 1
 
 
+def test_the_forced_interpreter_interprets_a_structure_compiled_before(fixed_costs):
+    # execution="interpreted" forces the tier: a structure compiled while another mode was
+    # set still runs in the interpreter (tlaloc.jit's calls are compiled whatever the mode)
+    xp.config.update(execution="compiled", compile_cache_dir="")
+    _runs(1, 39)
+    xp.config.update(execution="interpreted")
+    xp.reset_cache_info()
+    _runs(3, 39)
+    info = xp.cache_info()
+    assert (info["interpreted"], info["hits"], info["compiles"]) == (3, 0, 0)
+    jitted = xp.jit(_program)
+    x = xp.asarray(np.linspace(-1.0, 1.0, 39))
+    float(jitted(x))
+    float(jitted(x))
+    assert xp.cache_info()["interpreted"] == 3
+
+
 # ----------------------------------------------------------------------------- the cost fits
 
 def _node(prim, shape):

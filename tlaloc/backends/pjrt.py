@@ -198,15 +198,15 @@ class PjrtBackend(Backend):
             if plan.keeps_entry:
                 plan.entry = entry
         entry.seen += 1
+        mode = config.execution if self.host and not compiled else "compiled"
+        if mode == "interpreted":   # forced: even a structure compiled before is interpreted
+            return self._interpret(plan, leaves, entry)
         if entry.executable is None and entry.future is not None and entry.future.done() \
                 and not entry.future.cancelled():
             entry.future.result()  # re-raises a compile error
         if entry.executable is not None:
             self.stats.hits += 1
             return self._execute(entry, leaves)
-        mode = config.execution if self.host and not compiled else "compiled"
-        if mode == "interpreted":
-            return self._interpret(plan, leaves, entry)
         if mode == "compiled":
             self.stats.misses += 1
             self._compile(entry, plan)
