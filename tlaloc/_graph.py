@@ -126,7 +126,9 @@ class Node:
     __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "consumers",
                  "owner", "number", "where", "__weakref__")
     # `where` (user file, line, function), set only while a profile or tlaloc.explain
-    # records source lines (tlaloc/_observe.py); unset otherwise: read it with getattr
+    # records source lines (tlaloc/_observe.py); unset otherwise: read it with getattr.
+    # `bind` and `leaf` set every other field themselves, without __init__: a new field
+    # is set there too
 
     def __init__(self, prim, inputs, params, aval, device, value=None):
         self.number = _numbering()
