@@ -29,7 +29,6 @@ def is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-
 def fresh(x: Array) -> Array:
     """A new Array on x's value (and axis names), for functions whose result equals their
     argument (`+x`, `x[...]`, `reshape(x, x.shape)`, `round` of integers, ...). Returning `x`
