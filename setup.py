@@ -112,7 +112,7 @@ class OptionalBuildExt(build_ext):
         os.makedirs(package_dir, exist_ok=True)
         with open(os.path.join(package_dir, MANIFEST), "w") as f:
             json.dump({"modules": self.built, "failed": self.failed,
-                       "cimports": {m: cimports(m) for m in self.built if cimports(m)}},
+                       "cimports": {m: deps for m in self.built if (deps := cimports(m))}},
                       f, indent=1, sort_keys=True)
 
     def get_outputs(self):

@@ -150,7 +150,7 @@ DEFAULTS = DefaultDtypes()
 
 # Python's scalar types as dtypes: the defaults at the time of the call (as NumPy's
 # np.zeros(3, dtype=float) is float64)
-_PYTHON_TYPES = {builtins.bool: lambda: bool, int: lambda: DEFAULTS.integral,
+_PYTHON_TYPES = {_PY_BOOL: lambda: bool, int: lambda: DEFAULTS.integral,
                  float: lambda: DEFAULTS.real_floating,
                  complex: lambda: DEFAULTS.complex_floating}
 

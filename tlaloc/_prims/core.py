@@ -188,13 +188,9 @@ def common_shape(*avals) -> tuple:
     return shape
 
 
-def same_as_input(x, *rest, **params):
-    """The infer rule of elementwise primitives whose operands share one dtype (and one
-    shape, or are 0-d)."""
-    return _common_aval(x, rest)
-
-
 def _common_aval(x, rest: tuple):
+    """The result aval of elementwise operands `x, *rest` that share one dtype (and one
+    shape, or are 0-d)."""
     out = x
     for r in rest:
         if r == out:        # the common case (one tuple comparison, in C)
