@@ -220,8 +220,14 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                 ref = ref or _weakref(node)
                 n.consumers = [ref]
             elif consumers[-1] is not ref:     # (an operand used twice is listed once)
-                if len(consumers) >= 32:   # keep long-lived nodes' lists short
-                    consumers[:] = [r for r in consumers if r() is not None]
+                k = len(consumers)
+                if k >= 32 and not k & (k - 1):
+                    # keep long-lived nodes' lists short: at 32, 64, 128, ... entries the
+                    # dead ones are dropped when they are at least half (so a list of live
+                    # consumers is scanned once per doubling: O(1) per entry appended)
+                    live = [r for r in consumers if r() is not None]
+                    if len(live) <= k >> 1:
+                        consumers[:] = live
                 ref = ref or _weakref(node)
                 consumers.append(ref)
     node.pending = depth + 1

@@ -12,6 +12,12 @@ A primitive has
     returning the SSA name of the result;
   * `impl(*arrays, **params) -> ndarray`: NumPy with StableHLO semantics (the interpreter),
     called under `np.errstate(all="ignore")` (inf and nan are values, not warnings);
+  * `impl_into(out, *arrays, **params) -> out` (optional, with `into_operands`): `impl`
+    writing its result into `out`, which is one of `arrays` (at one of the positions
+    `into_operands`, None: any), has the result's shape and dtype, and is the interpreter's
+    to overwrite (no other value refers to its memory). Elementwise primitives whose
+    `impl` is a NumPy ufunc get it by default (the ufunc's `out=`), so the interpreter,
+    like NumPy's own temporary elision, reuses a dying intermediate's buffer;
   * `jvp` / `vjp`: derivative rules written in primitives (see _prims/ad.py);
   * `formula` (with `formula_kinds`, default "c"): the primitive's special-case numerics
     written in primitives, used by both `emit` and `impl` for operands of those dtype kinds
@@ -52,10 +58,11 @@ REGISTRY: dict = {}
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
                  "names", "formula", "formula_kinds", "formula_cache", "op_emit", "op_impl",
-                 "batch", "padding", "__weakref__")
+                 "batch", "padding", "impl_into", "into_operands", "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
-                 elementwise=False, names=None, formula=None, formula_kinds="c", batch=None, padding=None):
+                 elementwise=False, names=None, formula=None, formula_kinds="c", batch=None, padding=None,
+                 impl_into=None, into_operands=None):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -80,6 +87,10 @@ class Primitive:
         # at every element): the lowering broadcasts them, NumPy broadcasts them itself.
         self.elementwise = elementwise
         self.names = names or (unify_names if elementwise else same_if_shape)
+        if impl_into is None and elementwise and isinstance(self.impl, np.ufunc):
+            impl_into = _ufunc_into(self.impl)
+        self.impl_into = impl_into
+        self.into_operands = into_operands
         REGISTRY[name] = self
 
     def __repr__(self):
@@ -89,12 +100,19 @@ class Primitive:
         return (REGISTRY.__getitem__, (self.name,))
 
 
+def _ufunc_into(ufunc):
+    def impl_into(out, *arrays):
+        return ufunc(*arrays, out=out)
+    return impl_into
+
+
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
             elementwise=False, names=None, formula=None, formula_kinds="c",
-            batch=None, padding=None) -> Primitive:
+            batch=None, padding=None, impl_into=None, into_operands=None) -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
                      elementwise=elementwise, names=names, formula=formula,
-                     formula_kinds=formula_kinds, batch=batch, padding=padding)
+                     formula_kinds=formula_kinds, batch=batch, padding=padding,
+                     impl_into=impl_into, into_operands=into_operands)
 
 
 # ----------------------------------------------------------------------------- names rules

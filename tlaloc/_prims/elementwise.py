@@ -418,9 +418,18 @@ minimum = _binary("minimum", "stablehlo.minimum", _signed_zeros(np.minimum), dt.
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
 atan2 = _binary("atan2", "stablehlo.atan2", _atan2, "f", emit=_atan2_emit, rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(y, _sumsq(x, y)), lambda x, y, out: lax.negate(lax.divide(x, _sumsq(x, y)))))
+def _compared(x):
+    """x as comparisons read it: bfloat16 as float32 (exact). ml_dtypes (0.7) compares
+    bfloat16 without float instructions, so a subnormal is not read as zero (DAZ) as
+    XLA:CPU reads it; as float32 it is, in the interpreter's flush-to-zero mode."""
+    return x.astype(np.float32) if x.dtype == _BFLOAT16 else x
+
+
+_BFLOAT16 = dt.bfloat16.numpy
+
 # x == y gives y (so nextafter(+0, -0) is -0), as in XLA and C99; NumPy's float16 gives x
 nextafter = _binary("nextafter", "chlo.next_after",
-                    lambda x, y: np.where(x == y, y, np.nextafter(x, y)), "f")
+                    lambda x, y: np.where(_compared(x) == _compared(y), y, np.nextafter(x, y)), "f")
 
 bitwise_and = _binary("and", "stablehlo.and", np.bitwise_and, dt.INTEGER_OR_BOOL_KINDS, source="{0} & {1}")
 bitwise_or = _binary("or", "stablehlo.or", np.bitwise_or, dt.INTEGER_OR_BOOL_KINDS, source="{0} | {1}")
@@ -584,8 +593,11 @@ def _compare_emit(ctx, x, y, *, direction):
                             f"compare_type = #stablehlo<comparison_type {ctype}>")
 
 
+def _compare_impl(x, y, *, direction):
+    return _NUMPY_COMPARE[direction](_compared(x), _compared(y))
+
 compare = declare("compare", infer=_compare_infer, emit=_compare_emit, elementwise=True,
-                  impl=lambda x, y, *, direction: _NUMPY_COMPARE[direction](x, y),
+                  impl=_compare_impl,
                   source=lambda ctx, x, y, *, direction: f"{x} {_PY_COMPARE[direction]} {y}",
                   batch=bt.elementwise("compare"), padding=pd.ignore("compare"),
                   **ad.no_derivative())

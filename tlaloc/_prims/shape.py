@@ -169,8 +169,7 @@ slice = declare(
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
-    impl=lambda x, *, start, limit, strides: x[tuple(
-        builtins.slice(lo, hi, st) for lo, hi, st in zip(start, limit, strides))])
+    impl=lambda x, *, start, limit, strides: x[tuple(map(builtins.slice, start, limit, strides))])
 
 
 reverse = declare(
@@ -401,8 +400,11 @@ def _dynamic_update_infer(x, update, *starts):
 
 
 def _dynamic_update_impl(x, update, *starts):
+    return _dynamic_update_into(np.array(x, copy=True), x, update, *starts)
+
+
+def _dynamic_update_into(out, x, update, *starts):
     begin = _clamped_starts(x.shape, update.shape, starts)
-    out = np.array(x, copy=True)
     out[tuple(builtins.slice(b, b + k) for b, k in zip(begin, update.shape))] = update
     return out
 
@@ -503,6 +505,7 @@ def _assembled(ctx, x, xa, update, ua, low, axis):
 
 dynamic_update_slice = declare(
     "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
+    impl_into=_dynamic_update_into, into_operands=(0,),
     batch=_dynamic_update_batch, padding=pd.dynamic_update_slice_rule, emit=_dynamic_update_emit,
     jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
 

@@ -5,6 +5,7 @@ PJRT CPU device for programs that have not been compiled yet (see backends/pjrt.
 """
 from __future__ import annotations
 
+from sys import getrefcount
 from time import perf_counter
 
 import numpy as np
@@ -16,53 +17,121 @@ from ._fpenv import flush_subnormals
 from .._protocol import Backend
 
 
-def interpret(eqns, outputs, inputs, timings=None):
-    """Run straight-line code on NumPy `inputs`; returns the NumPy values of the slots
-    `outputs`. `eqns` are (prim, params, input slots, aval): a Program's equations, or a
-    plan's (which the PJRT device's first tier runs without building a Program). A list
+class Schedule:
+    """A straight-line program made ready for the interpreter, once per structure: per
+    equation (prim, params, input slots, result aval, the result's NumPy dtype, the slots
+    that die there, the operand slots it may overwrite), and the slots it returns.
+    `eqns` are (prim, params, input slots, aval): a Program's equations, or a plan's (which
+    the PJRT device's first tier runs without building a Program); the inputs, of avals
+    `in_avals`, are slots 0..n_in-1, equation i writes slot n_in + i.
+
+    Dead slots are dropped as the program runs, which frees each intermediate after its
+    last use, as NumPy code that chains operations does, so memory is reused instead of
+    freshly mapped. An equation with `impl_into` may write its result into an operand that
+    dies there, as NumPy's temporary elision does: one the program computed (not an
+    input), read once by the equation, of the result's shape and dtype (and, for
+    elementwise operations, of every operand's dtype, so that the ufunc's loop is the
+    same). Whether nothing else refers to that operand's memory is known only at run time
+    (_take_sole)."""
+
+    __slots__ = ("steps", "outputs")
+
+    def __init__(self, eqns, outputs, in_avals):
+        n_in = len(in_avals)
+        avals = list(in_avals) + [e[3] for e in eqns]   # slot -> aval
+        last = {}
+        for i, eqn in enumerate(eqns):
+            for s in eqn[2]:
+                last[s] = i
+        for s in outputs:
+            last.pop(s, None)
+        dying = {}
+        for s, i in last.items():
+            dying.setdefault(i, []).append(s)
+        steps = []
+        for i, (prim, params, slots, want) in enumerate(eqns):
+            steps.append((prim, params, slots, want, want.dtype.numpy, tuple(dying.get(i, ())),
+                          _overwritable(eqns[i], i, avals, last, n_in)))
+        self.steps = steps
+        self.outputs = list(outputs)
+
+
+def _overwritable(eqn, i, avals, last, n_in) -> tuple:
+    """The operand slots equation `eqn`, the i-th, may write its result into (see
+    Schedule); `avals` are the slots' avals."""
+    prim, params, slots, want = eqn
+    if prim.impl_into is None:
+        return ()
+    dtype = want.dtype
+    if prim.elementwise and any(avals[t].dtype is not dtype for t in slots):
+        return ()
+    return tuple(s for s in (slots[pos] for pos in prim.into_operands or range(len(slots)))
+                 if s >= n_in and last.get(s) == i and slots.count(s) == 1
+                 and avals[s].shape == want.shape and avals[s].dtype is dtype)
+
+
+def interpret(schedule, inputs, timings=None):
+    """Run a Schedule on NumPy `inputs`; returns the NumPy values of its outputs. A list
     `timings` receives (prim, aval, seconds) per equation (the tier policy's measurements)."""
     env = list(inputs)
     ndarray = np.ndarray
-    dying = _last_uses(eqns, outputs)
     shared = {}   # results of region ops (control flow), each run once for all its nodes
     # StableHLO semantics: inf and nan, never warnings; subnormals flushed, as XLA:CPU does
     with np.errstate(all="ignore"), flush_subnormals():
-        for i, (prim, params, slots, want) in enumerate(eqns):
+        for prim, params, slots, want, dtype, dead, reuse in schedule.steps:
             if timings is not None:
                 start = perf_counter()
-            if type(prim) is Region:
-                out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
-            elif len(slots) == 1:
-                out = prim.impl(env[slots[0]], **params)
-            else:
-                out = prim.impl(*[env[s] for s in slots], **params)
-            if type(out) is not ndarray or out.dtype is not want.dtype.numpy \
-                    or out.shape != want.shape:
+            out = _into_dying(env, prim, params, slots, reuse) if reuse else None
+            if out is None:
+                if type(prim) is Region:
+                    out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
+                elif len(slots) == 1:
+                    out = prim.impl(env[slots[0]], **params)
+                elif len(slots) == 2:
+                    out = prim.impl(env[slots[0]], env[slots[1]], **params)
+                else:
+                    out = prim.impl(*[env[s] for s in slots], **params)
+            if type(out) is not ndarray or out.dtype is not dtype or out.shape != want.shape:
                 out = _checked(out, prim, want)
             if timings is not None:
                 timings.append((prim, want, perf_counter() - start))
             env.append(out)
-            dead = dying.get(i)
-            if dead is not None:
-                for s in dead:
-                    env[s] = None
-    return [env[s] for s in outputs]
+            out = None   # env's reference only: _take_sole counts the references
+            for s in dead:
+                env[s] = None
+    return [env[s] for s in schedule.outputs]
 
 
-def _last_uses(eqns, outputs) -> dict:
-    """{equation index: the slots no later equation reads} (outputs excepted). Dropping
-    them as the program runs frees each intermediate after its last use, as NumPy code
-    that chains operations does, so memory is reused instead of freshly mapped."""
-    last = {}
-    for i, eqn in enumerate(eqns):
-        for s in eqn[2]:
-            last[s] = i
-    for s in outputs:
-        last.pop(s, None)
-    dying = {}
-    for s, i in last.items():
-        dying.setdefault(i, []).append(s)
-    return dying
+def _into_dying(env, prim, params, slots, reuse):
+    """`prim` run with impl_into on the first slot of `reuse` that nothing but env holds
+    (taken out of env), or None (env unchanged) if there is none."""
+    for s in reuse:
+        x = _take_sole(env, s)
+        if x is not None:
+            return prim.impl_into(x, *[x if t == s else env[t] for t in slots], **params)
+    return None
+
+
+def _refs_when_taken(env, s):
+    x = env[s]
+    env[s] = None
+    return x, getrefcount(x)
+
+
+# The reference count of a value that only env held, once taken out of it (the count
+# depends on how this module was built, compiled or not, so it is measured the same way).
+_SOLE = _refs_when_taken([np.empty(0)], 0)[1]
+
+
+def _take_sole(env, s):
+    """env[s], taken out of env, if nothing else refers to it or to its memory: it owns its
+    data (a view's base refers to its owner, so an owner with views has more references),
+    no other slot, region result or caller holds it. Else None, and env is unchanged."""
+    x, refs = _refs_when_taken(env, s)
+    if refs == _SOLE and x.base is None and x.flags.writeable:
+        return x
+    env[s] = x
+    return None
 
 
 def _checked(out, prim, want):
@@ -82,25 +151,28 @@ class InterpreterBackend(Backend):
 
     platform = "interpreter"
 
-    # structures remembered for the hit/miss statistics (forgotten beyond this many)
-    _MAX_SEEN = 4096
+    # structures' schedules, remembered for the hit/miss statistics too (forgotten beyond
+    # this many)
+    _MAX_SCHEDULES = 4096
 
     def __init__(self, stats):
         self.stats = stats
-        self._seen = set()
+        self._schedules = {}   # structure -> its Schedule
 
     def run(self, plan, leaves, *, compiled=False):
         key = plan.key
-        if key in self._seen:
+        schedule = self._schedules.get(key)
+        if schedule is not None:
             self.stats.hits += 1
         else:
-            if len(self._seen) >= self._MAX_SEEN:
-                self._seen.clear()
-            self._seen.add(key)
+            if len(self._schedules) >= self._MAX_SCHEDULES:
+                self._schedules.clear()
+            schedule = self._schedules[key] = Schedule(plan.equations(), plan.outputs,
+                                                       [l.aval for l in leaves])
             self.stats.misses += 1
         self.stats.interpreted += 1
         with _context.phase("interpret"):
-            out = interpret(plan.equations(), plan.outputs, [self.host(l.value) for l in leaves])
+            out = interpret(schedule, [self.host(l.value) for l in leaves])
         if _memory.ENABLED:
             _memory.track(self, out)
         return out

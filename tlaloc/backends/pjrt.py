@@ -28,7 +28,7 @@ from .._config import config
 from ..lowering import lower_program
 from . import tiers
 from .disk_cache import DiskCache
-from .interpreter import interpret, to_host
+from .interpreter import Schedule, interpret, to_host
 from .._protocol import Backend
 
 _SCALAR_TABLE_SIZE = 64
@@ -76,9 +76,10 @@ class _Entry:
     """What the device knows of one program structure. `program` is built when the
     structure is first compiled (a structure that only ever runs in the interpreter tier
     never needs one). `spent` and `last_run` are its interpreted runs' measured seconds
-    (the tier policy's input)."""
+    (the tier policy's input); `schedule` is its interpreter form, made at its first
+    interpreted run."""
     __slots__ = ("program", "seen", "executable", "handlers", "execute", "future", "spent",
-                 "last_run")
+                 "last_run", "schedule")
 
     def __init__(self, program=None):
         self.program = program
@@ -89,6 +90,7 @@ class _Entry:
         self.future = None
         self.spent = 0.0
         self.last_run = None
+        self.schedule = None
 
 
 # DLPack's device types of the platforms whose buffers jaxlib exports
@@ -292,9 +294,12 @@ class PjrtBackend(Backend):
         # a structure's first run measures each equation, for the per-primitive fits
         timings = [] if entry.last_run is None else None
         start = time.perf_counter()
+        schedule = entry.schedule
+        if schedule is None:
+            schedule = entry.schedule = Schedule(plan.equations(), plan.outputs,
+                                                  [l.aval for l in leaves])
         with _context.phase("interpret"):
-            out = interpret(plan.equations(), plan.outputs, [to_host(l.value) for l in leaves],
-                            timings)
+            out = interpret(schedule, [to_host(l.value) for l in leaves], timings)
         seconds = time.perf_counter() - start
         stats.interpret_seconds += seconds
         entry.spent += seconds
