@@ -5,6 +5,7 @@ PJRT CPU device for programs that have not been compiled yet (see backends/pjrt.
 """
 from __future__ import annotations
 
+from math import prod
 from sys import getrefcount
 from time import perf_counter
 
@@ -18,27 +19,25 @@ from .._protocol import Backend
 
 
 class Schedule:
-    """A straight-line program made ready for the interpreter, once per structure: per
-    equation (prim, params, input slots, result aval, the result's NumPy dtype, the slots
-    that die there, the operand slots it may overwrite), and the slots it returns.
-    `eqns` are (prim, params, input slots, aval): a Program's equations, or a plan's (which
-    the PJRT device's first tier runs without building a Program); the inputs, of avals
-    `in_avals`, are slots 0..n_in-1, equation i writes slot n_in + i.
+    """A straight-line program made ready for the interpreter, once per structure: its
+    equations, the slots it returns, {equation index: the slots that die there} and
+    {equation index: the operand slots it may overwrite}. `eqns` are (prim, params, input
+    slots, aval): a Program's equations, or a plan's (which the PJRT device's first tier
+    runs without building a Program); the inputs, of avals `in_avals`, are slots
+    0..n_in-1, equation i writes slot n_in + i.
 
     Dead slots are dropped as the program runs, which frees each intermediate after its
     last use, as NumPy code that chains operations does, so memory is reused instead of
-    freshly mapped. An equation with `impl_into` may write its result into an operand that
-    dies there, as NumPy's temporary elision does: one the program computed (not an
-    input), read once by the equation, of the result's shape and dtype (and, for
-    elementwise operations, of every operand's dtype, so that the ufunc's loop is the
-    same). Whether nothing else refers to that operand's memory is known only at run time
-    (_take_sole)."""
+    freshly mapped. An equation with `impl_into` and a large result (_REUSED_FROM) may
+    write it into an operand that dies there, as NumPy's temporary elision does: one the
+    program computed (not an input), read once by the equation, of the result's shape and
+    dtype (and, for elementwise operations, of every operand's dtype, so that the ufunc's
+    loop is the same). Whether nothing else refers to that operand's memory is known only
+    at run time (_take_sole)."""
 
-    __slots__ = ("steps", "outputs")
+    __slots__ = ("eqns", "outputs", "dying", "reusable")
 
     def __init__(self, eqns, outputs, in_avals):
-        n_in = len(in_avals)
-        avals = list(in_avals) + [e[3] for e in eqns]   # slot -> aval
         last = {}
         for i, eqn in enumerate(eqns):
             for s in eqn[2]:
@@ -48,26 +47,36 @@ class Schedule:
         dying = {}
         for s, i in last.items():
             dying.setdefault(i, []).append(s)
-        steps = []
+        reusable = {}
         for i, (prim, params, slots, want) in enumerate(eqns):
-            steps.append((prim, params, slots, want, want.dtype.numpy, tuple(dying.get(i, ())),
-                          _overwritable(eqns[i], i, avals, last, n_in)))
-        self.steps = steps
-        self.outputs = list(outputs)
+            if prim.impl_into is not None and \
+                    want.dtype.numpy.itemsize * prod(want.shape) >= _REUSED_FROM:
+                reuse = _overwritable(prim, slots, want, i, eqns, in_avals, last)
+                if reuse:
+                    reusable[i] = reuse
+        self.eqns = eqns
+        self.outputs = outputs
+        self.dying = dying
+        self.reusable = reusable
 
 
-def _overwritable(eqn, i, avals, last, n_in) -> tuple:
-    """The operand slots equation `eqn`, the i-th, may write its result into (see
-    Schedule); `avals` are the slots' avals."""
-    prim, params, slots, want = eqn
-    if prim.impl_into is None:
-        return ()
+# Results of at least this many bytes are written into a dying operand: below it NumPy's
+# allocator reuses memory as cheaply (the size from which NumPy elides temporaries itself)
+_REUSED_FROM = 256 * 1024
+
+
+def _overwritable(prim, slots, want, i, eqns, in_avals, last) -> tuple:
+    """The operand slots equation i (`prim` on `slots`, giving `want`) may write its
+    result into (see Schedule)."""
+    n_in = len(in_avals)
+    avals = [in_avals[t] if t < n_in else eqns[t - n_in][3] for t in slots]
     dtype = want.dtype
-    if prim.elementwise and any(avals[t].dtype is not dtype for t in slots):
+    if prim.elementwise and any(a.dtype is not dtype for a in avals):
         return ()
-    return tuple(s for s in (slots[pos] for pos in prim.into_operands or range(len(slots)))
+    return tuple(s for s, a in ((slots[pos], avals[pos])
+                                for pos in prim.into_operands or range(len(slots)))
                  if s >= n_in and last.get(s) == i and slots.count(s) == 1
-                 and avals[s].shape == want.shape and avals[s].dtype is dtype)
+                 and a.shape == want.shape and a.dtype is dtype)
 
 
 def interpret(schedule, inputs, timings=None):
@@ -75,30 +84,37 @@ def interpret(schedule, inputs, timings=None):
     `timings` receives (prim, aval, seconds) per equation (the tier policy's measurements)."""
     env = list(inputs)
     ndarray = np.ndarray
+    dying = schedule.dying
+    reusable = schedule.reusable
     shared = {}   # results of region ops (control flow), each run once for all its nodes
     # StableHLO semantics: inf and nan, never warnings; subnormals flushed, as XLA:CPU does
     with np.errstate(all="ignore"), flush_subnormals():
-        for prim, params, slots, want, dtype, dead, reuse in schedule.steps:
+        for i, (prim, params, slots, want) in enumerate(schedule.eqns):
             if timings is not None:
                 start = perf_counter()
-            out = _into_dying(env, prim, params, slots, reuse) if reuse else None
+            out = None
+            if reusable:
+                reuse = reusable.get(i)
+                if reuse is not None:
+                    out = _into_dying(env, prim, params, slots, reuse)
             if out is None:
                 if type(prim) is Region:
                     out = shared_value(shared, prim, params, slots, [env[s] for s in slots])
                 elif len(slots) == 1:
                     out = prim.impl(env[slots[0]], **params)
-                elif len(slots) == 2:
-                    out = prim.impl(env[slots[0]], env[slots[1]], **params)
                 else:
                     out = prim.impl(*[env[s] for s in slots], **params)
-            if type(out) is not ndarray or out.dtype is not dtype or out.shape != want.shape:
+            if type(out) is not ndarray or out.dtype is not want.dtype.numpy \
+                    or out.shape != want.shape:
                 out = _checked(out, prim, want)
             if timings is not None:
                 timings.append((prim, want, perf_counter() - start))
             env.append(out)
             out = None   # env's reference only: _take_sole counts the references
-            for s in dead:
-                env[s] = None
+            dead = dying.get(i)
+            if dead is not None:
+                for s in dead:
+                    env[s] = None
     return [env[s] for s in schedule.outputs]
 
 
@@ -146,6 +162,9 @@ def _checked(out, prim, want):
     return out
 
 
+_UNSEEN = object()
+
+
 class InterpreterBackend(Backend):
     """Values are host NumPy arrays."""
 
@@ -157,19 +176,23 @@ class InterpreterBackend(Backend):
 
     def __init__(self, stats):
         self.stats = stats
-        self._schedules = {}   # structure -> its Schedule
+        self._schedules = {}   # structure -> its Schedule (None: seen once)
 
     def run(self, plan, leaves, *, compiled=False):
         key = plan.key
-        schedule = self._schedules.get(key)
-        if schedule is not None:
-            self.stats.hits += 1
-        else:
-            if len(self._schedules) >= self._MAX_SCHEDULES:
-                self._schedules.clear()
-            schedule = self._schedules[key] = Schedule(plan.equations(), plan.outputs,
-                                                       [l.aval for l in leaves])
+        schedules = self._schedules
+        schedule = schedules.get(key, _UNSEEN)
+        if schedule is _UNSEEN:
             self.stats.misses += 1
+            if len(schedules) >= self._MAX_SCHEDULES:
+                schedules.clear()
+            schedules[key] = None   # seen; its schedule is kept from its second run
+            schedule = Schedule(plan.equations(), plan.outputs, [l.aval for l in leaves])
+        else:
+            self.stats.hits += 1
+            if schedule is None:
+                schedule = schedules[key] = Schedule(plan.equations(), plan.outputs,
+                                                     [l.aval for l in leaves])
         self.stats.interpreted += 1
         with _context.phase("interpret"):
             out = interpret(schedule, [self.host(l.value) for l in leaves])

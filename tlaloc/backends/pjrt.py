@@ -76,8 +76,8 @@ class _Entry:
     """What the device knows of one program structure. `program` is built when the
     structure is first compiled (a structure that only ever runs in the interpreter tier
     never needs one). `spent` and `last_run` are its interpreted runs' measured seconds
-    (the tier policy's input); `schedule` is its interpreter form, made at its first
-    interpreted run."""
+    (the tier policy's input); `schedule` is its interpreter form, kept once it runs
+    interpreted a second time."""
     __slots__ = ("program", "seen", "executable", "handlers", "execute", "future", "spent",
                  "last_run", "schedule")
 
@@ -296,8 +296,11 @@ class PjrtBackend(Backend):
         start = time.perf_counter()
         schedule = entry.schedule
         if schedule is None:
-            schedule = entry.schedule = Schedule(plan.equations(), plan.outputs,
-                                                  [l.aval for l in leaves])
+            schedule = Schedule(plan.equations(), plan.outputs, [l.aval for l in leaves])
+            if entry.last_run is not None:
+                # kept from a structure's second run: kept for every structure seen once,
+                # the schedules' objects slowed the garbage collector (one-shot code, 8%)
+                entry.schedule = schedule
         with _context.phase("interpret"):
             out = interpret(schedule, [to_host(l.value) for l in leaves], timings)
         seconds = time.perf_counter() - start
