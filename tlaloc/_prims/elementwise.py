@@ -418,6 +418,8 @@ minimum = _binary("minimum", "stablehlo.minimum", _signed_zeros(np.minimum), dt.
     lambda x, y, out: _pick(x, y, "LT"), lambda x, y, out: _pick(y, x, "LT")))
 atan2 = _binary("atan2", "stablehlo.atan2", _atan2, "f", emit=_atan2_emit, rules=ad.elementwise_rules(
     lambda x, y, out: lax.divide(y, _sumsq(x, y)), lambda x, y, out: lax.negate(lax.divide(x, _sumsq(x, y)))))
+
+
 def _compared(x):
     """x as comparisons read it: bfloat16 as float32 (exact). ml_dtypes (0.7) compares
     bfloat16 without float instructions, so a subnormal is not read as zero (DAZ) as
@@ -595,6 +597,7 @@ def _compare_emit(ctx, x, y, *, direction):
 
 def _compare_impl(x, y, *, direction):
     return _NUMPY_COMPARE[direction](_compared(x), _compared(y))
+
 
 compare = declare("compare", infer=_compare_infer, emit=_compare_emit, elementwise=True,
                   impl=_compare_impl,

@@ -30,10 +30,11 @@ class Schedule:
     last use, as NumPy code that chains operations does, so memory is reused instead of
     freshly mapped. An equation with `impl_into` and a large result (_REUSED_FROM) may
     write it into an operand that dies there, as NumPy's temporary elision does: one the
-    program computed (not an input), read once by the equation, of the result's shape and
-    dtype (and, for elementwise operations, of every operand's dtype, so that the ufunc's
-    loop is the same). Whether nothing else refers to that operand's memory is known only
-    at run time (_take_sole)."""
+    program computed (not an input), of the result's shape and dtype (and, for elementwise
+    operations, of every operand's dtype, so that the ufunc's loop is the same); an operand
+    the equation reads twice may be written too (a ufunc's `out=` may be its input).
+    Whether nothing else refers to that operand's memory is known only at run time
+    (_take_sole)."""
 
     __slots__ = ("eqns", "outputs", "dying", "reusable")
 
@@ -75,7 +76,7 @@ def _overwritable(prim, slots, want, i, eqns, in_avals, last) -> tuple:
         return ()
     return tuple(s for s, a in ((slots[pos], avals[pos])
                                 for pos in prim.into_operands or range(len(slots)))
-                 if s >= n_in and last.get(s) == i and slots.count(s) == 1
+                 if s >= n_in and last.get(s) == i
                  and a.shape == want.shape and a.dtype is dtype)
 
 
