@@ -355,3 +355,49 @@ def test_contractions_agree_at_special_values(case):
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got)[~np.isnan(expected)],
                                       np.signbit(expected)[~np.isnan(expected)])
+
+
+# A 300-step chain of rounded products on a 3-element array: XLA's AVX-512 code for it made
+# LLVM's machine scheduler take over 24 GB (the kernel killed the process). The child's
+# address space is capped, so a regression fails here (bad_alloc) instead of taking the
+# machine's memory.
+_LONG_CHAIN = """
+import resource, sys
+import numpy as np
+import tlaloc as xp
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.RLIM_INFINITY))
+xp.config.update(execution="compiled")
+steps = int(sys.argv[1])
+def chain(x):
+    for _ in range(steps):
+        x = x * 1.0001 + 0.5
+    return x
+x = np.array([1.0, 2.0, 3.0])
+expected = x.copy()
+for _ in range(steps):
+    expected = expected * 1.0001 + 0.5
+got = np.asarray(xp.jit(chain)(xp.asarray(x)))
+np.testing.assert_array_equal(got, expected)
+print("OK", flush=True)
+"""
+
+
+def test_a_long_chain_of_products_on_a_small_array_compiles():
+    env = dict(os.environ, TLALOC_CACHE_DIR="")   # compile it, do not load it
+    try:
+        proc = subprocess.run([sys.executable, "-c", _LONG_CHAIN, "300"], env=env,
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.fail("compiling a 300-step chain on 3 elements did not finish in 300 s")
+    assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("flags, cpu, expected", [
+    ("", {"avx2", "avx512f"}, "--xla_cpu_max_isa=AVX2"),
+    ("--xla_dump_to=/tmp/d", {"avx512f"}, "--xla_dump_to=/tmp/d --xla_cpu_max_isa=AVX2"),
+    ("--xla_cpu_max_isa=AVX512", {"avx512f"}, "--xla_cpu_max_isa=AVX512"),   # the user's
+    ("", {"avx2", "fma"}, ""),                                                # no AVX-512
+])
+def test_xla_code_is_capped_at_avx2_on_avx512_hosts_unless_the_user_chose(flags, cpu, expected):
+    from tlaloc.backends import _jaxlib
+    assert _jaxlib._capped_isa_flags(flags, frozenset(cpu)) == expected

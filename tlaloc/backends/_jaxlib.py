@@ -10,8 +10,36 @@ DLPack export of a device buffer (`__dlpack__` of GPU arrays) is `buffer_to_dlpa
 from __future__ import annotations
 
 import os
+import platform
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # before jaxlib loads: silence XLA's logging
+
+def _cpu_flags() -> frozenset:
+    """The host CPU's feature flags as Linux lists them (empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def _capped_isa_flags(flags: str, cpu_flags: frozenset) -> str:
+    """XLA_FLAGS with XLA:CPU's code capped at AVX2 on an AVX-512 host, unless the flags name
+    an ISA already. XLA's AVX-512 code for a long fused chain of products on a small array
+    made LLVM's machine scheduler run for minutes and take over 24 GB (a 300-step
+    `x = x * c + d` on 3 elements; docs/runtime-notes-cpu.md); capped, it compiles in about
+    a second, and the benchmarks' loops and matmuls ran as fast."""
+    if "avx512f" not in cpu_flags or "xla_cpu_max_isa" in flags:
+        return flags
+    return f"{flags} --xla_cpu_max_isa=AVX2".strip()
+
+
+# before jaxlib loads: silence XLA's logging; XLA reads its flags when it first needs them
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+if platform.machine().lower() in ("x86_64", "amd64"):
+    os.environ["XLA_FLAGS"] = _capped_isa_flags(os.environ.get("XLA_FLAGS", ""), _cpu_flags())
 
 import functools
 import importlib.metadata as metadata
@@ -210,7 +238,6 @@ def _host_cpu() -> str:
                 return line
     except OSError:
         pass
-    import platform
     return platform.processor() or platform.machine()
 
 
