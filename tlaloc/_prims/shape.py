@@ -128,9 +128,11 @@ transpose = declare(
 
 
 def _slice_infer(x, *, start, limit, strides):
+    # indexed, not zipped: compiled, zip builds an iterator and a tuple per axis (every
+    # basic index records a slice, so this runs on each x[a:b])
     shape = []
-    for lo, hi, st in zip(start, limit, strides):
-        n = -(-(hi - lo) // st)
+    for i in range(len(start)):
+        n = -(-(limit[i] - start[i]) // strides[i])
         shape.append(n if n > 0 else 0)
     return Aval(tuple(shape), x.dtype)
 
