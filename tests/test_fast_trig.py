@@ -94,3 +94,15 @@ def test_derivative_uses_the_same_functions(name):
     d = xp.grad(lambda v: xp.sum(getattr(xp, name)(v)))(xp.asarray(x))
     expected = np.cos(x) if name == "sin" else -np.sin(x)
     assert_matches(d, expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_xla_keeps_the_branch(name):
+    """XLA rewrites a conditional of elementwise branches as a select of both, which
+    computes its own sine for every element as well as the polynomial: the guard must
+    survive XLA's passes for the polynomial to save anything."""
+    x = xp.asarray(np.linspace(-3, 3, 1000, dtype=np.float32))    # an input, not folded
+    text = xp.stablehlo(getattr(xp, name)(x))
+    runtime = xp.device("cpu").backend.runtime
+    optimized = "\n".join(m.to_string() for m in runtime.compile(text).hlo_modules())
+    assert " conditional(" in optimized
