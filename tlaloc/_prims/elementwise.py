@@ -204,11 +204,25 @@ def _atan2(x, y):
 
 def _atan2_emit(ctx, x, y):
     """XLA's atan2 reads subnormal bits too (bfloat16 ones are float32 subnormals): both
-    operands are flushed explicitly."""
+    operands are flushed explicitly. Where both are zero, y is replaced by 1 of its sign,
+    which gives the same result (±0 or ±pi): XLA:CPU folded atan2 of two zeros it could
+    compute at compile time to NaN (tests/fuzz, seed 20261202: atan2(0 + 0, |0|))."""
     a = ctx.in_avals[0]
     if a.dtype in (dt.bfloat16, dt.float32, dt.float64):
         x, y = _flushed(ctx, x, a), _flushed(ctx, y, ctx.in_avals[1])
+    zero, mask = ctx.constant(0, a), aval(a.shape, dt.bool)
+    both = ctx.op("stablehlo.and", (ctx.compare(x, zero, a, "EQ"), ctx.compare(y, zero, a, "EQ")),
+                  (mask, mask), mask)
+    unit = ctx.select(_sign_bit(ctx, y, a), ctx.constant(-1, a), ctx.constant(1, a), a)
+    y = ctx.select(both, unit, y, a)
     return ctx.simple("stablehlo.atan2", x, y)
+
+
+def _sign_bit(ctx, x, a):
+    """Whether x's sign bit is set (true for -0.0, which compares equal to 0.0)."""
+    signed = aval(a.shape, {16: dt.int16, 32: dt.int32, 64: dt.int64}[a.dtype.bits])
+    bits = ctx.op("stablehlo.bitcast_convert", (x,), (a,), signed)
+    return ctx.compare(bits, ctx.constant(0, signed), signed, "LT")
 
 
 # ----------------------------------------------------------------------------- arithmetic
