@@ -13,16 +13,22 @@ import os
 import platform
 
 
-def _cpu_flags() -> frozenset:
-    """The host CPU's feature flags as Linux lists them (empty elsewhere)."""
+def _cpuinfo_line(prefixes) -> str:
+    """The first line of Linux's /proc/cpuinfo that starts with one of `prefixes` ("" if
+    none, or elsewhere)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.partition(":")[2].split())
+                if line.startswith(prefixes):
+                    return line.rstrip("\n")
     except OSError:
         pass
-    return frozenset()
+    return ""
+
+
+def _cpu_flags() -> frozenset:
+    """The host CPU's feature flags as Linux lists them (empty elsewhere)."""
+    return frozenset(_cpuinfo_line(("flags",)).partition(":")[2].split())
 
 
 def _capped_isa_flags(flags: str, cpu_flags: frozenset) -> str:
@@ -30,7 +36,7 @@ def _capped_isa_flags(flags: str, cpu_flags: frozenset) -> str:
     an ISA already. XLA's AVX-512 code for a long fused chain of products on a small array
     made LLVM's machine scheduler run for minutes and take over 24 GB (a 300-step
     `x = x * c + d` on 3 elements; docs/runtime-notes-cpu.md); capped, it compiles in about
-    a second, and the benchmarks' loops and matmuls ran as fast."""
+    a second, and the benchmarks' loops and matmuls ran within the machine's noise."""
     if "avx512f" not in cpu_flags or "xla_cpu_max_isa" in flags:
         return flags
     return f"{flags} --xla_cpu_max_isa=AVX2".strip()
@@ -232,13 +238,7 @@ class Runtime:
 
 @functools.lru_cache(maxsize=None)
 def _host_cpu() -> str:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("model name", "flags")):
-                return line
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return _cpuinfo_line(("model name", "flags")) or platform.processor() or platform.machine()
 
 
 def _made_once(make):
