@@ -389,7 +389,7 @@ _LONG_CHAIN = """
 import resource, sys
 import numpy as np
 import tlaloc as xp
-resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.RLIM_INFINITY))
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, resource.RLIM_INFINITY))
 xp.config.update(execution="compiled")
 steps = int(sys.argv[1])
 def chain(x):
