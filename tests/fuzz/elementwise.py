@@ -99,10 +99,11 @@ def apply(fn: Fn, refs, out_dtype) -> Ref:
         st[inf] = EXACT
         v = np.where(inf, np.inf, v).astype(out)
     if fn.unsigned_zero:
-        # the standard leaves the sign of these zeros open (maximum(-0, +0), sign(-0))
+        # the standard leaves the sign of these zeros open (maximum(-0, +0), sign(-0)): the
+        # range [-0, +0], which `is_point` tells from an exact zero
         zero = (st == EXACT) & (v == 0)
         st[zero] = RANGE
-        lo, hi = np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
+        lo, hi = np.where(zero, -0.0, lo), np.where(zero, 0.0, hi)
     return finish(v, st, lo, hi)
 
 
@@ -200,10 +201,16 @@ def iv_square(a):
     return lo * lo, hi * hi
 
 
+def is_point(lo, hi):
+    """Whether the range [lo, hi] is one value: a zero whose sign is open, [-0, +0], is not
+    (-0 == +0, but atan2 and copysign tell them apart); NaN, [nan, nan], is."""
+    return ((lo == hi) & (np.signbit(lo) == np.signbit(hi))) | (np.isnan(lo) & np.isnan(hi))
+
+
 def iv_copysign(a, b):
     """|a| with the sign of b, where b's sign is known (an exact zero's sign counts)."""
     mag_lo, mag_hi = iv_abs(a)
-    point = b[0] == b[1]
+    point = is_point(b[0], b[1])
     positive = (b[0] > 0) | (point & (b[0] == 0) & ~np.signbit(b[0]))
     negative = (b[1] < 0) | (point & (b[0] == 0) & np.signbit(b[0]))
     lo = np.where(positive, mag_lo, np.where(negative, -mag_hi, np.nan))
@@ -248,7 +255,7 @@ def points(f):
     def bounds(*ivs):
         point = np.ones(np.broadcast_shapes(*[np.shape(i[0]) for i in ivs]), bool)
         for lo, hi in ivs:
-            point &= (lo == hi) | (np.isnan(lo) & np.isnan(hi))
+            point &= is_point(lo, hi)
         val = f(*[i[0] for i in ivs])
         return np.where(point, val, np.nan), np.where(point, val, np.nan)
     return bounds

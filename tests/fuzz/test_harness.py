@@ -118,6 +118,22 @@ def test_a_sum_of_products_is_exact_as_written():
     assert problems(written, r) == []
 
 
+def test_a_zero_of_open_sign_is_not_a_point_for_sign_sensitive_functions():
+    # minimum(-0, +0) may be either zero (the standard leaves it open), and atan2 and
+    # copysign tell them apart: atan2(z, z) is 0 or -pi (seed 20261222: clip(-0.0,
+    # max=0.0) was -0.0, as NumPy's own minimum gives for (0.0, -0.0), and atan2 -pi)
+    z = apply(FUNCTIONS["minimum"], [Ref(np.array([-0.0, 1.0])), Ref(np.array([0.0, 0.0]))],
+              np.float64)
+    assert z.st[0] == RANGE
+    for sign in (-0.0, 0.0):
+        for name, value in (("atan2", np.arctan2(sign, sign)), ("copysign", math.copysign(2.0, sign))):
+            ref = apply(FUNCTIONS[name], [Ref(np.array([2.0, 2.0])) if name == "copysign" else z, z],
+                        np.float64)
+            assert problems(np.array([value, ref.v[1]]), ref) == [], (name, sign)
+    exact = Ref(np.array([-0.0]))      # an exact zero's sign still counts
+    assert problems(np.array([0.0]), apply(FUNCTIONS["atan2"], [exact, exact], np.float64))
+
+
 def test_hypot_of_an_infinity_is_inf_whatever_the_other_operand():
     # hypot(+-inf, y) = +inf for every y, NaN and unknown ones included (IEEE 754, C99),
     # so zeros_like(a) * hypot(-inf, b) is exactly nan
