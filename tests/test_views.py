@@ -395,6 +395,28 @@ def test_base_does_not_keep_dead_views_alive():
     assert len(a._view.family.members) < 20     # dead views are dropped as it goes
 
 
+
+@pytest.mark.parametrize("take", [lambda a: a.T, lambda a: a[1:], lambda a: a[0][::2],
+                                  lambda a: xp.reshape(a, (-1,))])
+def test_a_family_goes_with_its_last_member_without_the_cycle_collector(take):
+    """A family and the graph behind it are freed by reference counting when the last array
+    of the family goes, as a NumPy base and its views are: nothing in a family refers back
+    to itself, so nothing (the values of large intermediates included) waits for Python's
+    cycle collector. `xp.sum(y @ y.T)` once left a cycle per evaluation."""
+    gc.collect()
+    gc.disable()
+    try:
+        a = xp.asarray(np.arange(12.0).reshape(3, 4)) * 2.0
+        v = take(a)
+        v += 1.0
+        storage = weakref.ref(a._view.family.storage)
+        node = weakref.ref(a._node)
+        float(xp.sum(a))
+        del a, v
+        assert storage() is None and node() is None
+    finally:
+        gc.enable()
+
 def test_writes_through_disjoint_views_leave_the_others_alone():
     """A write rebinds only the views whose bytes it reaches: writing through each of many
     rows costs one rebinding per write, not one per live row."""

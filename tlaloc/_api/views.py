@@ -43,14 +43,18 @@ class _Family:
 
     def __init__(self, node):
         self.storage = wrap(node)
-        self.members = []       # (weakref to an Array that shows part of it, its _View)
+        # weak references to the Arrays that show part of it (each member's _View is read
+        # from the member: holding it here would close a cycle through _View.family, and
+        # the family, its storage and the graph behind it would wait for the cycle
+        # collector instead of going with their last member)
+        self.members = []
         self.prune_at = 8
 
     def add(self, member: Array) -> None:
         members = self.members
-        members.append((weakref.ref(member), member._view))
+        members.append(weakref.ref(member))
         if len(members) >= self.prune_at:   # views taken in a loop and dropped
-            members[:] = [m for m in members if m[0]() is not None]
+            members[:] = [m for m in members if m() is not None]
             self.prune_at = max(8, 2 * len(members))
 
 
@@ -307,14 +311,14 @@ def assign(x: Array, new: Array, opname: str) -> Array:
     live = 0
     for i in range(len(members)):
         entry = members[i]
-        m = entry[0]()
+        m = entry()
         if m is None:
             continue
         members[live] = entry
         live += 1
         if m is x:
             continue
-        member = entry[1]
+        member = m._view
         extent = member._extent
         if extent is False:
             extent = member.extent
