@@ -39,6 +39,7 @@ NATIVE_MODULES = [
     "tlaloc._prims.reduce",
     "tlaloc._prims.shape",
     "tlaloc.backends._fpenv",
+    "tlaloc.backends._untrack",
     "tlaloc.backends.interpreter",
     "tlaloc.backends.pjrt",
     "tlaloc.backends.tiers",

@@ -94,6 +94,43 @@ def test_the_flush_block_takes_the_branch_of_how_it_was_imported():
     assert float(np.float32(1e-40) * np.float32(1.0)) != 0.0
 
 
+def test_remembered_structures_keys_leave_the_cycle_collector_alone():
+    """Compiled, the keys the devices keep for structures they have seen are untracked by
+    the cycle collector (backends/_untrack.py), and what they hold stays alive; from source
+    they stay tracked. Either way the table still finds the structure again."""
+    import gc
+    import weakref
+
+    from tlaloc.backends import _untrack
+
+    class Param:             # a parameter value a weak reference can follow
+        value = (1, 2)
+
+    x = tlaloc.asarray(np.arange(7.0, dtype=np.float32) + 1000.0)   # a shape no test uses
+    for device in (tlaloc.device("cpu"), tlaloc.device("interpreter")):
+        y = tlaloc.asarray(np.asarray(x), device=device)
+        float(tlaloc.sum(tlaloc.sin(y) * 3.0))
+        backend = device.backend
+        table = backend._entries if hasattr(backend, "_entries") else backend._schedules
+        key = list(table)[-1]           # this program's structure
+        assert any(eqn[0].name == "sin" for eqn in key[2])
+        equations = key[2]                # tuples holding primitives: tracked by CPython
+        assert gc.is_tracked(key) is gc.is_tracked(equations) is (not _untrack._COMPILED)
+        before = len(table)
+        float(tlaloc.sum(tlaloc.sin(y) * 3.0))       # found again: no new entry
+        assert len(table) == before
+    # what an untracked tuple holds is kept by its reference, and freed with it
+    p = Param()
+    ref = weakref.ref(p)
+    held = _untrack.untracked(((p,), (3,)))
+    del p
+    gc.collect()
+    assert ref() is not None and held[0][0].value == (1, 2)
+    del held
+    gc.collect()
+    assert ref() is None
+
+
 @pytest.fixture
 def package_copy(tmp_path):
     """A copy of the installed package (sources, extension modules and manifest)."""

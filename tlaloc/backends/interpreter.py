@@ -15,6 +15,7 @@ from .. import _context
 from .._prims.control import Region, shared_value
 from . import _memory
 from ._fpenv import flush_subnormals
+from ._untrack import untracked
 from .._protocol import Backend
 
 
@@ -187,7 +188,7 @@ class InterpreterBackend(Backend):
             self.stats.misses += 1
             if len(schedules) >= self._MAX_SCHEDULES:
                 schedules.clear()
-            schedules[key] = None   # seen; its schedule is kept from its second run
+            schedules[untracked(key)] = None   # seen; its schedule is kept from its second run
             schedule = Schedule(plan.equations(), plan.outputs, [l.aval for l in leaves])
         else:
             self.stats.hits += 1

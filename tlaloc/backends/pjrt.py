@@ -29,6 +29,7 @@ from ..lowering import lower_program
 from . import tiers
 from .disk_cache import DiskCache
 from .interpreter import Schedule, interpret, to_host
+from ._untrack import untracked
 from .._protocol import Backend
 
 _SCALAR_TABLE_SIZE = 64
@@ -196,7 +197,7 @@ class PjrtBackend(Backend):
                 if len(self._entries) >= _MAX_UNCOMPILED_ENTRIES:
                     self._forget_uncompiled()
                 # setdefault: threads that meet a new structure together share one entry
-                entry = self._entries.setdefault(key, _Entry())
+                entry = self._entries.setdefault(untracked(key), _Entry())
             if plan.keeps_entry:
                 plan.entry = entry
         entry.seen += 1
