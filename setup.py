@@ -128,7 +128,12 @@ def native_extensions():
         from Cython.Build import cythonize
     except ImportError as e:
         return [], f"Cython is not installed ({e})"
-    extensions = [Extension(m, [source_of(m)]) for m in NATIVE_MODULES]
+    # No debug information (Python's own flags ask for -g): the extensions are a fifth of
+    # the size (11 MB against 51 MB), and compile faster; their symbols stay, for profilers.
+    # MSVC takes no -g0, and gives no debug information unless asked.
+    flags = [] if sys.platform == "win32" else ["-g0"]
+    extensions = [Extension(m, [source_of(m)], extra_compile_args=flags)
+                  for m in NATIVE_MODULES]
     try:
         return cythonize(extensions, quiet=True, build_dir=os.path.join("build", "cython"),
                          compiler_directives={
