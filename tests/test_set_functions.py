@@ -27,8 +27,19 @@ def _cases(dtype):
     return [a, np.array([np.nan, np.nan], dtype=dtype), np.array([-0.0, 0.0, -0.0], dtype=dtype)]
 
 
+@pytest.fixture(params=["host sort", "recorded sort"])
+def unique_path(request, monkeypatch):
+    """On the host devices the unique functions sort with NumPy; elsewhere (an accelerator)
+    they record the sort. Both run here: "recorded sort" takes the accelerators' path on
+    the CPU."""
+    if request.param == "recorded sort":
+        from tlaloc._api import set_functions
+        monkeypatch.setattr(set_functions, "_HOST_PLATFORMS", ())
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "float64"])
-def test_unique(tier, dtype):
+def test_unique(tier, dtype, unique_path):
     for a in _cases(dtype):
         x = xp.asarray(a, device=tier)
         v, i, inv, c = _np_unique_all(a)
@@ -50,7 +61,7 @@ def test_unique(tier, dtype):
             assert_matches(xp.take(got.values, xp.reshape(got.inverse_indices, (-1,))), a.ravel())
 
 
-def test_unique_empty_0d_and_pending(tier):
+def test_unique_empty_0d_and_pending(tier, unique_path):
     e = xp.asarray(np.zeros((2, 0), np.float32), device=tier)
     r = xp.unique_all(e)
     assert r.values.shape == (0,) and r.values.dtype == xp.float32
@@ -113,7 +124,7 @@ def test_isin_scalars_promotion_and_errors(tier):
         xp.unique_values(np.array([1, 2]))
 
 
-def test_long_inputs(tier):
+def test_long_inputs(tier, unique_path):
     """Inputs long enough that the internal prefix sums take the blocked path."""
     rng = np.random.default_rng(2)
     a = rng.integers(0, 300, 5000).astype(np.int32)
@@ -123,3 +134,17 @@ def test_long_inputs(tier):
     for g, w in zip(got, (v, i, inv, c)):
         assert_matches(g, w)
     assert_matches(xp.isin(x, xp.asarray(a[:100], device=tier)), np.isin(a, a[:100]))
+
+
+def test_unique_values_derivative_reaches_the_first_occurrences(tier, unique_path):
+    v = np.array([1.0, 2.0, 1.0, 3.0, -0.0, 0.0, 2.0])
+    g = xp.grad(lambda x: xp.sum(xp.unique_values(x) ** 3))(xp.asarray(v, device=tier))
+    expected = np.zeros_like(v)
+    for i in (0, 1, 3, 4):          # each value's first occurrence (-0.0 before 0.0)
+        expected[i] = 3 * v[i] ** 2
+    assert_matches(g, expected)
+
+
+def test_unique_inside_jit_asks_for_a_value(unique_path):
+    with pytest.raises(xp.ConcretizationError):
+        xp.jit(xp.unique_values)(xp.asarray([1.0, 2.0]))

@@ -6,10 +6,22 @@ NaN), as the standard requires, and -0.0 equals +0.0. The number of unique value
 output's shape, so these functions evaluate it (one of the documented evaluation triggers);
 the values, indices, inverse indices and counts are then recorded as primitives. Results
 are in ascending order; `indices` point at the first occurrence of each value.
+
+On the host devices (the CPU and the interpreter) a real x is evaluated itself instead, and
+the sort and the runs are found with NumPy on its value: the same stable order, and one
+NumPy sort instead of a recorded program of a dozen operations (packed sort keys, the runs,
+their count) that evaluates anyway. The values are still recorded, as a gather of x's
+elements, so derivatives flow through them as before; the indices, inverse indices and
+counts are integers computed with the values. (`unique_values` of 400 labels, as
+scikit-learn calls it about ten times per fit: 350-520 us recorded, 80-90 us so; NumPy's own
+7-10 us.) Elsewhere (an accelerator, where x's value would have to travel to the host) and
+for complex x, the graph above is recorded and the device sorts.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
@@ -47,6 +59,9 @@ def _unique(name, x, *, indices=False, inverse=False, counts=False):
         empty = o.const(0, (0,), idx, dev)
         return (wrap(o.const(0, (0,), node.aval.dtype, dev)), wrap(empty),
                 wrap(o.const(0, shape, idx, dev)), wrap(empty))
+    if dev.platform in _HOST_PLATFORMS and node.aval.dtype.kind in dt.REAL_OR_BOOL_KINDS:
+        (host,) = o.concrete(flat)
+        return _unique_on_host(flat, host, shape, indices, inverse, counts)
     perm = o.argsort_keys(o.sort_key_parts(flat), 0)
     ordered = o.take_axis(flat, perm, 0) if n > 1 else flat
     first = o.const(True, (1,), dt.bool, dev)
@@ -68,6 +83,38 @@ def _unique(name, x, *, indices=False, inverse=False, counts=False):
         scattered = lax.scatter(o.const(0, (n,), idx, dev), o.reshape(perm, (n, 1)), group,
                                 axes=(0,), mode="set")
         out_inverse = o.reshape(scattered, shape)
+    return tuple(None if v is None else wrap(v)
+                 for v in (values, out_indices, out_inverse, out_counts))
+
+
+# where values are host memory: sorting them with NumPy moves no data
+_HOST_PLATFORMS = ("cpu", "interpreter")
+
+
+def _unique_on_host(flat, host, shape, indices, inverse, counts):
+    """_unique's results for the 1-d `flat` (n > 0 elements, real or bool) whose value is
+    `host`: the sort and the runs of equal values computed by NumPy, the values recorded as
+    a gather of `flat`."""
+    dev = flat.device
+    idx = o.index_dtype().numpy
+    n = host.shape[0]
+    perm = np.argsort(host, kind="stable")   # NumPy's order: NaN last, -0.0 == +0.0
+    ordered = host[perm]
+    first = np.empty(n, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])   # NaN != NaN: each its own run
+    starts = np.flatnonzero(first)
+    at = perm[starts].astype(idx)            # the first occurrence of each value
+    values = o.take_axis(flat, o.host_input(at, dev), 0)
+    out_indices = out_inverse = out_counts = None
+    if indices:
+        out_indices = o.host_input(at.copy(), dev)
+    if counts:
+        out_counts = o.host_input(np.diff(starts, append=n).astype(idx), dev)
+    if inverse:
+        group = np.empty(n, dtype=idx)
+        group[perm] = np.cumsum(first, dtype=idx) - 1
+        out_inverse = o.host_input(group.reshape(shape), dev)
     return tuple(None if v is None else wrap(v)
                  for v in (values, out_indices, out_inverse, out_counts))
 
