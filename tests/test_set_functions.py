@@ -148,3 +148,16 @@ def test_unique_values_derivative_reaches_the_first_occurrences(tier, unique_pat
 def test_unique_inside_jit_asks_for_a_value(unique_path):
     with pytest.raises(xp.ConcretizationError):
         xp.jit(xp.unique_values)(xp.asarray([1.0, 2.0]))
+
+
+def test_unique_bfloat16_matches_float32(tier, unique_path):
+    """bfloat16 in NumPy's order (NaN last, each NaN its own value, -0.0 == +0.0), as the
+    same exactly representable values in float32 (NumPy's argsort of ml_dtypes' bfloat16
+    puts NaNs among the numbers, so the host path must not take it)."""
+    a = np.array([3, 1, np.nan, -0.0, 0.0, 1, np.nan, -2], dtype=np.float32)
+    want = xp.unique_all(xp.asarray(a, device=tier))
+    got = xp.unique_all(xp.astype(xp.asarray(a, device=tier), xp.bfloat16))
+    assert got.values.dtype == xp.bfloat16
+    assert_matches(xp.astype(got.values, xp.float32), np.asarray(want.values))
+    for g, w in zip(got[1:], want[1:]):
+        assert_matches(g, np.asarray(w))
