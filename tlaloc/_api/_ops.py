@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._context import trace
-from .._graph import Aval, evaluate, leaf
+from .._graph import evaluate
 from ._core import cast, constant
 from .._prims import lax
 from .._prims import padding
@@ -261,13 +261,6 @@ def concrete(*nodes, keep=()):
     them instead of recomputing them); returns the values of `nodes` as NumPy arrays."""
     evaluate(list(nodes) + list(keep))
     return [n.device.backend.to_numpy(n.value) for n in nodes]
-
-
-def host_input(host: np.ndarray, device):
-    """A computed program input holding the NumPy array `host` (made read-only: the value of
-    an immutable array), on `device`."""
-    host.flags.writeable = False
-    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
 
 
 def known_value(node):

@@ -32,7 +32,7 @@ def _dtype(name, dtype, default):
     return default if dtype is None else dt.canonicalize(dtype, name)
 
 
-def _host_leaf(host: np.ndarray, device):
+def host_leaf(host: np.ndarray, device):
     host.flags.writeable = False  # the value of an immutable array
     return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
 
@@ -89,7 +89,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
                          f"share the memory of a {type(obj).__name__}")
     if isinstance(obj, (builtins.bool, builtins.int, builtins.float, builtins.complex)):
         d = dtype or dt.default_for_scalar(obj)
-        return wrap(_host_leaf(_scalar_host(obj, d), dev))
+        return wrap(host_leaf(_scalar_host(obj, d), dev))
     if _has_buffer(obj):
         host = np.array(memoryview(obj), copy=True)
     elif isinstance(obj, np.ndarray) or hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
@@ -104,7 +104,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
             raise OverflowError(f"asarray: a Python int in the input is out of bounds for {d}") from None
         except (ValueError, TypeError) as e:   # ragged, or elements that are not numbers
             raise type(e)(f"asarray: cannot make a {d} array of this object ({e})") from None
-        return wrap(_host_leaf(host, dev))
+        return wrap(host_leaf(host, dev))
     if not host.dtype.isnative:   # big-endian data (FITS, network formats): native order
         host = host.astype(host.dtype.newbyteorder("="))
     if host.dtype == object or host.dtype.kind not in dt.ALL_KINDS and host.dtype not in (dt.bfloat16.numpy,):
@@ -113,7 +113,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
         host = host.astype(dtype.numpy)
     else:
         dt.from_numpy(host.dtype)  # TypeError for dtypes tlaloc lacks
-    return wrap(_host_leaf(host, dev))
+    return wrap(host_leaf(host, dev))
 
 
 def _has_buffer(obj) -> bool:

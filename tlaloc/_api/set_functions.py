@@ -28,6 +28,7 @@ from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
 from ._core import cast, check_devices, is_scalar, node_of, result_dtype, scalar_node, wrap
+from .creation import host_leaf
 from .searching import search
 from .._prims import lax
 
@@ -107,16 +108,16 @@ def _unique_on_host(flat, host, shape, indices, inverse, counts):
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])   # NaN != NaN: each its own run
     starts = np.flatnonzero(first)
     at = perm[starts].astype(idx)            # the first occurrence of each value
-    values = o.take_axis(flat, o.host_input(at, dev), 0)
+    values = o.take_axis(flat, host_leaf(at, dev), 0)
     out_indices = out_inverse = out_counts = None
     if indices:
-        out_indices = o.host_input(at.copy(), dev)
+        out_indices = host_leaf(at.copy(), dev)
     if counts:
-        out_counts = o.host_input(np.diff(starts, append=n).astype(idx), dev)
+        out_counts = host_leaf(np.diff(starts, append=n).astype(idx), dev)
     if inverse:
         group = np.empty(n, dtype=idx)
         group[perm] = np.cumsum(first, dtype=idx) - 1
-        out_inverse = o.host_input(group.reshape(shape), dev)
+        out_inverse = host_leaf(group.reshape(shape), dev)
     return tuple(None if v is None else wrap(v)
                  for v in (values, out_indices, out_inverse, out_counts))
 
