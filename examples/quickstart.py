@@ -16,10 +16,12 @@ def standardize(x, xp):
 
 def main():
     rng = np.random.default_rng(0)
-    data = rng.normal(loc=3.0, scale=2.0, size=(1000, 4)).astype(np.float32)
+    data = rng.normal(loc=3.0, scale=2.0, size=(20_000, 4)).astype(np.float32)
 
     x = xp.asarray(data)                       # a tlaloc array (float32, on the CPU)
     z = standardize(x, xp)                     # recorded: nothing has been computed yet
+    # (operations on arrays of at most 16,384 elements whose operands are computed run at
+    # once instead, as NumPy's do: config.eager_max_size; here x is larger)
     cov = z.T @ z / (z.shape[0] - 1)           # still recorded; shapes are known already
     print("shape of cov:", cov.shape, "dtype:", cov.dtype)
 

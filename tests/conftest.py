@@ -36,6 +36,14 @@ def tier(request):
 
 
 @pytest.fixture
+def lazy():
+    """Every operation of the test is recorded: none runs as it is recorded, as operations
+    on small computed host arrays otherwise do (config.eager_max_size). For tests of
+    pending arrays, programs and the tiers."""
+    xp.config.update(eager_max_size=0)
+
+
+@pytest.fixture
 def fixed_costs():
     """Installs the tier policy's predictions on the CPU device: fixed_costs() the priors
     alone (no machine's measurements), fixed_costs(compile_seconds=, interpret_seconds=)

@@ -1,5 +1,7 @@
 """Shared test utilities: tolerances per dtype (documented in docs/precision.md) and
 comparison with NumPy."""
+import contextlib
+
 import numpy as np
 
 import tlaloc as xp
@@ -18,6 +20,17 @@ FLOAT_DTYPES = ["float32", "float64"]
 COMPLEX_DTYPES = ["complex64", "complex128"]
 INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 ALL_DTYPES = ["bool"] + INT_DTYPES + FLOAT_DTYPES + COMPLEX_DTYPES
+
+
+@contextlib.contextmanager
+def recorded():
+    """Every operation inside the block is recorded (pending), none run as it is recorded:
+    operations on small computed host arrays otherwise do (config.eager_max_size)."""
+    previous = xp.config.update(eager_max_size=0)
+    try:
+        yield
+    finally:
+        xp.config.update(**previous)
 
 
 def to_numpy(x):

@@ -21,7 +21,7 @@ def np_dtype(name):
 
 # ----------------------------------------------------------------------------- attributes
 
-def test_attributes_need_no_evaluation(tier):
+def test_attributes_need_no_evaluation(lazy, tier):
     a = np.arange(24.0).reshape(2, 3, 4)
     x = xp.asarray(a, device=tier)
     y = xp.sin(x) * 2.0 + 1.0                     # pending
@@ -193,7 +193,7 @@ def test_dlpack(tier):
 
 # ----------------------------------------------------------------------------- repr
 
-def test_repr(tier):
+def test_repr(lazy, tier):
     x = xp.asarray(np.array([[1.0, 2.5], [-0.0, math.nan]]), device=tier)
     r = repr(x)
     assert r.startswith("Array(") and "dtype=float64" in r and "nan" in r and "2.5" in r

@@ -371,7 +371,7 @@ def test_scatter_max_ties_share_the_derivative():
     np.testing.assert_allclose(np.asarray(gu), [1 / 3, 1 / 3])
 
 
-def test_setitem_gradient_skips_dropped_updates():
+def test_setitem_gradient_skips_dropped_updates(lazy):
     """x[idx] = v with a pending out-of-bounds index drops that element of v: it gets no
     gradient (gather's clamping must not hand it its neighbour's)."""
     def f(v):

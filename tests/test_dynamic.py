@@ -191,7 +191,7 @@ def _set_first(x):
 
 
 @pytest.mark.parametrize("name", sorted(OTHERS))
-def test_other_padding_safe_operations(tier, name):
+def test_other_padding_safe_operations(lazy, tier, name):
     f = OTHERS[name]
     if name == "dim_size":    # eagerly the axis sizes are the static ones
         rng = np.random.default_rng(1)

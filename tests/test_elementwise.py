@@ -523,7 +523,7 @@ _MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint8", "uint64", "float16", "float32",
                                    "float64", "complex64", "complex128"])
-def test_python_scalars_either_side(tier, dtype):
+def test_python_scalars_either_side(lazy, tier, dtype):
     """Operators and namespace functions with a Python scalar on the left or the right: the
     scalar takes the array's dtype when its kind fits (it is weak). Its value is a program
     input, so every scalar promoted to the same dtype shares one program (one compile)."""
@@ -568,7 +568,7 @@ def test_python_scalars_either_side(tier, dtype):
     assert info["misses"] == len(types), info   # one program per result dtype, not per value
 
 
-def test_scalar_values_are_program_inputs(tier):
+def test_scalar_values_are_program_inputs(lazy, tier):
     """A different Python scalar reuses the program: scalars are inputs, not constants."""
     x = xp.asarray(np.linspace(-1, 1, 5), device=tier)
     xp.eval(x * 2.0 + 1.0)
@@ -949,7 +949,7 @@ def _loop(n, device):
     return x
 
 
-def test_loop_compiles_once_and_memory_stays_flat(tier):
+def test_loop_compiles_once_and_memory_stays_flat(lazy, tier):
     """1,000 iterations of x = x * 1.5 + step, evaluated every 10: every chunk has the same
     structure (scalars are inputs), so a handful of programs serve them all, and computed
     values drop the graph behind them, so memory does not grow with the iteration count."""

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
+from helpers import recorded
 
 
 class Operands:
@@ -16,8 +17,9 @@ class Operands:
         other = xp.device("interpreter") if tier.platform == "cpu" else xp.device("cpu")
 
         def pending(a, device=tier):
-            x = xp.asarray(np.asarray(a), device=device)
-            return x & True if x.dtype == xp.bool else x * 1       # one op: pending
+            with recorded():
+                x = xp.asarray(np.asarray(a), device=device)
+                return x & True if x.dtype == xp.bool else x * 1   # one op: pending
 
         self.f = pending(np.arange(6.0).reshape(2, 3))            # float64 (2, 3)
         self.g = pending(np.arange(4.0))                          # float64 (4,)

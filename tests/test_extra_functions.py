@@ -179,7 +179,7 @@ def test_take(tier, dtype):
     check_all(pairs)
 
 
-def test_take_errors_and_pending_indices(tier):
+def test_take_errors_and_pending_indices(lazy, tier):
     x = xp.asarray(np.arange(12).reshape(3, 4), device=tier)
     with pytest.raises(IndexError):
         xp.take(x, xp.asarray([0, 4], device=tier), axis=1)       # known out of bounds

@@ -95,7 +95,7 @@ def test_getitem_errors(tier):
         x["a"]
 
 
-def test_pending_index_arrays(tier):
+def test_pending_index_arrays(lazy, tier):
     """Values of pending index arrays are unknown when recorded: negatives wrap, and
     out-of-bounds values clamp on reads and are dropped on writes (documented)."""
     a = np.arange(5) * 10
@@ -110,7 +110,7 @@ def test_pending_index_arrays(tier):
     assert_matches(y, np.array([2, 10, 20, 30, 1]))
 
 
-def test_zero_d_index_arrays_reuse_program(tier):
+def test_zero_d_index_arrays_reuse_program(lazy, tier):
     """A 0-d integer array is an input, not a constant: indexing in a loop reuses one program."""
     a = np.arange(6.0)
     x = xp.asarray(a, device=tier)

@@ -137,7 +137,7 @@ def test_nested_structures_and_passthrough():
     assert out["n"] == 3
 
 
-def test_donation_updates_in_place_and_blocks_reuse():
+def test_donation_updates_in_place_and_blocks_reuse(lazy):
     step = xp.jit(lambda w, g: w - 0.5 * g, donate_argnums=0)
     w = xp.ones((4,))
     g = xp.full((4,), 2.0)

@@ -240,7 +240,7 @@ def test_svd(tier, shape, full):
     close((uv[..., :k] * sv[..., None, :]) @ vhv[..., :k, :], a)
 
 
-def test_svd_single_factorisation():
+def test_svd_single_factorisation(lazy):
     """U, S and Vh of one call come from one LAPACK call, not three."""
     x = xp.asarray(rand((4, 3), "float64"))
     assert xp.stablehlo(*L.svd(x)).count('"lapack_') == 1
@@ -378,7 +378,7 @@ def test_dtypes_and_errors(tier):
 
 # ----------------------------------------------------------------------------- other platforms
 
-def test_native_emission_off_the_cpu():
+def test_native_emission_off_the_cpu(lazy):
     """Off the CPU, cholesky and triangular solves are the native StableHLO ops (checked here
     by compiling such a module for the CPU client) and LAPACK-only factorisations refuse."""
     from tlaloc._graph import _Plan

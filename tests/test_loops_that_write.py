@@ -66,7 +66,7 @@ def _ops_per_step(device):
 
 
 @pytest.mark.parametrize("read_every", [0, 1, 7])
-def test_stencil_computes_each_value_once(tier, read_every):
+def test_stencil_computes_each_value_once(lazy, tier, read_every):
     """History used to be recomputed by every cut (the array a loop writes into lost its
     owner to setitem's temporary result, so no cut computed it): 80 steps executed ~66
     steps of history per evaluation, quadratic in the step count."""

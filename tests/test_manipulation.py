@@ -223,7 +223,7 @@ def test_expand_dims_squeeze_flip(tier):
         xp.flip(x, axis=(0, 0))
 
 
-def test_manipulation_records_without_computing(tier):
+def test_manipulation_records_without_computing(lazy, tier):
     """Shapes come from the recording; nothing evaluates or compiles."""
     x = xp.asarray(host((2, 3, 4)), device=tier) * 2.0
     xp.reset_cache_info()

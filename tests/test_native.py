@@ -86,7 +86,8 @@ def test_the_built_modules_are_the_ones_imported():
 
 
 def test_the_flush_block_takes_the_branch_of_how_it_was_imported():
-    # compiled, backends/_fpenv calls fegetenv/fesetenv itself; from source, through ctypes
+    # compiled, backends/_fpenv sets the control register itself; from source, fegetenv and
+    # fesetenv through ctypes
     from tlaloc.backends import _fpenv
     assert _fpenv._COMPILED is (not _fpenv.__file__.endswith(".py"))
     with _fpenv.flush_subnormals():
@@ -94,7 +95,7 @@ def test_the_flush_block_takes_the_branch_of_how_it_was_imported():
     assert float(np.float32(1e-40) * np.float32(1.0)) != 0.0
 
 
-def test_remembered_structures_keys_leave_the_cycle_collector_alone():
+def test_remembered_structures_keys_leave_the_cycle_collector_alone(lazy):
     """Compiled, the keys the devices keep for structures they have seen are untracked by
     the cycle collector (backends/_untrack.py), and what they hold stays alive; from source
     they stay tracked. Either way the table still finds the structure again."""

@@ -159,7 +159,7 @@ def test_explain_environment_variable_logs():
     assert "tlaloc.explain" in out.stderr and "float() at <string>:1" in out.stderr
 
 
-def test_locations_reach_the_stablehlo_and_the_hlo():
+def test_locations_reach_the_stablehlo_and_the_hlo(lazy):
     with xp.explain():
         x = xp.asarray(np.ones(5, dtype=np.float32))
         y = xp.cos(x) + 1.0   # MARK-loc

@@ -113,7 +113,7 @@ def test_grad_source_names_follow_the_forward_program():
     assert "return (g_w1, g_w2)" in src
 
 
-def test_forward_backward_stablehlo_is_printable():
+def test_forward_backward_stablehlo_is_printable(lazy):
     fn, make, _ = CASES["mlp_loss"]
     args = [xp.asarray(a) for a in make()]
     text = xp.stablehlo(xp.grad(fn)(*args))

@@ -16,6 +16,9 @@ from hypothesis import given, strategies as st
 import tlaloc as xp
 from tlaloc.backends import tiers
 
+# these tests are about whole programs: every operation is recorded
+pytestmark = pytest.mark.usefixtures("lazy")
+
 
 def _program(x):
     return xp.sum(xp.sin(x) * 2.0 + xp.sqrt(xp.abs(x)))

@@ -11,6 +11,9 @@ import pytest
 
 import tlaloc as xp
 
+# these tests are about whole programs: every operation is recorded
+pytestmark = pytest.mark.usefixtures("lazy")
+
 
 def program(x):
     y = xp.sin(x) * 2.0 + xp.sqrt(xp.abs(x))

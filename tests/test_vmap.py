@@ -151,7 +151,7 @@ def test_rule_with_the_mapped_axis_anywhere(case, position, tier):
 
 
 @pytest.mark.parametrize("position", ["first", "last"])
-def test_gather_and_scatter_with_mapped_indices(position, tier):
+def test_gather_and_scatter_with_mapped_indices(lazy, position, tier):
     rng = np.random.default_rng(1)
     xs, axis = batched(rng, (4, 3), position, tier)
     idx = xp.asarray(rng.integers(0, 4, size=(3, 2)), device=tier)

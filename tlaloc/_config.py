@@ -5,6 +5,8 @@
 | default_device     | TLALOC_DEVICE            | "cpu" (PJRT CPU)             |
 | execution          | TLALOC_EXECUTION         | "auto" (tiered, see docs)    |
 | max_pending        | TLALOC_MAX_PENDING       | 256: depth of pending graphs |
+| eager_max_size     | TLALOC_EAGER_MAX_SIZE    | 16384: elements up to which  |
+|                    |                          | host operations run at once  |
 | compile_cache_dir  | TLALOC_CACHE_DIR         | user cache dir; "" disables  |
 | explain_compiles   | TLALOC_EXPLAIN_COMPILES  | off: log why jit compiles    |
 | cpu_devices        | TLALOC_CPU_DEVICES       | None: one CPU device (fixed  |
@@ -27,6 +29,10 @@ class _Config:
             raise ValueError(f"TLALOC_EXECUTION must be one of {EXECUTION_MODES}, "
                              f"got {self.execution!r}")
         self.max_pending = int(os.environ.get("TLALOC_MAX_PENDING", "256"))
+        # an operation whose operands are computed host arrays (CPU, interpreter) and whose
+        # operands and result have at most this many elements runs as it is recorded
+        # (backends/interpreter.py, run_now); 0 keeps every operation lazy
+        self.eager_max_size = int(os.environ.get("TLALOC_EAGER_MAX_SIZE", "16384"))
         self.compile_cache_dir = os.environ.get("TLALOC_CACHE_DIR")
         self.explain_compiles = os.environ.get("TLALOC_EXPLAIN_COMPILES", "") not in ("", "0")
         devices = os.environ.get("TLALOC_CPU_DEVICES")
@@ -42,6 +48,9 @@ class _Config:
                 raise ValueError(f"execution must be one of {EXECUTION_MODES}, got {value!r}")
             if name == "max_pending" and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"max_pending must be a positive int, got {value!r}")
+            if name == "eager_max_size" and (not isinstance(value, int) or isinstance(value, bool)
+                                             or value < 0):
+                raise ValueError(f"eager_max_size must be an int >= 0, got {value!r}")
             if name == "cpu_devices":
                 value = _cpu_devices(value, "cpu_devices")
                 if _cpu_devices_fixed and value != self.cpu_devices:

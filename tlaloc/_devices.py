@@ -17,6 +17,7 @@ class CacheStats:
     disk_hits: int = 0        # executables loaded from the persistent cache
     compile_seconds: float = 0.0
     interpreted: int = 0      # programs run by the NumPy interpreter
+    immediate: int = 0        # operations on small host values run as they were recorded
     # the tier policy of execution="auto" (backends/tiers.py)
     interpret_seconds: float = 0.0          # measured seconds of those interpreted runs
     compiled_at_once: int = 0               # first sight: one run predicted to cost a compile

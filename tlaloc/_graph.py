@@ -230,6 +230,16 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
                         consumers[:] = live
                 ref = ref or _weakref(node)
                 consumers.append(ref)
+    if depth == 0 and not _context.engaged and _context.observer is None:
+        # every operand is computed: a host device runs a small operation now (see
+        # backends/interpreter.py, run_now), not while tracing, profiling or explaining
+        value = node.device.backend.run_now(prim, params, inputs, aval)
+        if value is not None:
+            node.value = value
+            node.pending = 0
+            if not _trace.retain_graph:
+                node.inputs = ()
+            return node
     node.pending = depth + 1
     if depth >= config.max_pending >> 1 and (prim is _last_cut_prim or depth >= config.max_pending) \
             and not _trace.jit_depth:

@@ -71,6 +71,12 @@ class Backend:
         compiled=True skips an interpreted tier (tlaloc.jit)."""
         raise NotImplementedError
 
+    def run_now(self, prim, params, inputs, aval):
+        """The value of `prim` on the computed nodes `inputs` (result aval `aval`), computed
+        as the operation is recorded; or None, having done nothing, when it waits for an
+        evaluation (the default: every operation does)."""
+        return None
+
     def to_numpy(self, value):
         """A value of this backend as a host NumPy array."""
         raise NotImplementedError

@@ -41,6 +41,7 @@ _MEANINGS = {
     "disk_hits": "executables loaded from the persistent disk cache",
     "compile_seconds": "seconds spent compiling or loading",
     "interpreted": "programs run by the NumPy interpreter (before a structure is compiled)",
+    "immediate": "operations on small host arrays run as they were recorded",
     "interpret_seconds": "seconds those interpreted runs took",
     "compiled_at_once": "structures compiled at first sight (one run would cost a compile)",
     "compiled_after_interpreting": "structures compiled once interpreting cost a compile",
@@ -65,7 +66,7 @@ class CacheInfo(dict):
 
 def cache_info() -> dict:
     """Compile-cache and tier statistics of this process: hits, misses, compiles, disk_hits,
-    compile_seconds, interpreted, interpret_seconds, compiled_at_once,
+    compile_seconds, interpreted, immediate, interpret_seconds, compiled_at_once,
     compiled_after_interpreting, predicted_compile_seconds (docs/execution.md)."""
     return CacheInfo(dataclasses.asdict(STATS))
 

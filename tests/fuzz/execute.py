@@ -58,6 +58,9 @@ def run_program(source, mode, max_pending=None):
             xp.config.update(execution="compiled")
             runs.append(_run_once(program, xp.device("cpu")))
         elif mode == "auto":
+            # lazy, so that the tiers see whole programs (the interpreter mode runs small
+            # operations as they are recorded, the default)
+            xp.config.update(eager_max_size=0)
             for run in range(3):
                 runs.append(_run_once(program, xp.device("cpu")))
                 if run == 1:

@@ -74,6 +74,7 @@ def driver(mode: str, max_pending=None) -> str:
                   "xp.eval(*outs)", "print([np.asarray(o) for o in outs])"]
     else:
         lines += ['xp.config.update(execution="auto")  # the default: interpreted, then compiled',
+                  "xp.config.update(eager_max_size=0)  # whole programs, not operations",
                   "for run in range(3):",
                   '    outs = program(xp.device("cpu"))',
                   "    xp.eval(*outs)",

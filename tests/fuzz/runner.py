@@ -1,9 +1,11 @@
 """Running a program on every backend and judging the results.
 
 Modes, in this order on one worker:
-  interpreter   the NumPy reference interpreter device;
-  auto          the default tiered mode on the CPU: three runs (the first interpreted, the
-                second interpreted while it compiles in the background, the third compiled);
+  interpreter   the NumPy reference interpreter device, with its defaults (operations on
+                small computed arrays run as they are recorded: config.eager_max_size);
+  auto          the default tiered mode on the CPU, every operation lazy
+                (eager_max_size=0): three runs (the first interpreted, the second
+                interpreted while it compiles in the background, the third compiled);
   compiled      execution="compiled" on the CPU (it finds auto's executable in the cache).
 Every run of every mode is compared with the reference, so the backends agree with each
 other wherever the reference pins a value.

@@ -16,6 +16,7 @@ holomorphic g contributes ct * conj(g'(z)).
 from __future__ import annotations
 
 from .. import _dtypes as dt
+from .._context import trace
 from .._graph import bind
 from . import lax
 
@@ -176,8 +177,15 @@ def transposed(jvp):
     with each primitive's own vjp rule, so the reverse mode is exact and differentiable
     again."""
     def vjp(ct, *primals, out, **params):
-        seeds = tuple(lax.variable(zeros(x)) if differentiable(x) else None for x in primals)
-        t = jvp(seeds, *primals, out=out, **params)
+        # the jvp's graph is walked below: operations on small host values, run as they
+        # are recorded, keep their inputs while it is recorded (as derivatives' do)
+        trace.retain_graph += 1
+        try:
+            seeds = tuple(lax.variable(zeros(x)) if differentiable(x) else None
+                          for x in primals)
+            t = jvp(seeds, *primals, out=out, **params)
+        finally:
+            trace.retain_graph -= 1
         if t is None:
             return (None,) * len(primals)
         live = [s for s in seeds if s is not None]

@@ -6,22 +6,24 @@ subnormal inputs of floating-point arithmetic read as zeros of the same sign, an
 results become zeros. So that a program's result does not depend on the tier or backend that
 ran it, the interpreter runs programs, and XLA compiles them (its constant folder computes on
 the host), in the same mode. `flush_subnormals()` sets it for the calling thread and restores
-the previous floating-point environment on exit; the mode is per thread, so other threads are
+the previous floating-point environment on exit (`flush_begin()` and `flush_end(token)` are
+the same two steps without a context manager); the mode is per thread, so other threads are
 not affected. docs/precision.md states the rule.
 
 Where the C library's floating-point environment has no known layout (platforms other than
 Linux on x86-64 and AArch64), `FLUSHES` is False and the context does nothing.
 
-Every interpreted program enters a block, so its cost is per evaluation: through ctypes
-(four foreign calls) a block took 3.3 us. Compiled (setup.py's native modules), the block
-calls fegetenv/fesetenv directly (declared in _fpenv.pxd): 0.8-1.1 us. The ctypes path stays
-the pure-Python reference.
+Every interpreted program, and every operation run as it is recorded (interpreter.run_now),
+enters a block. Through ctypes (fegetenv/fesetenv, four foreign calls) a block takes 3.3 us.
+Compiled (setup.py's native modules), the block reads and writes the control register that
+holds the flush bits (MXCSR, FPCR; declared in _fpenv.pxd) directly, in nanoseconds: it
+saves and restores the same bits, and the register's other bits (rounding, exception
+masks and flags) as they were. The ctypes path stays the pure-Python reference.
 """
 from __future__ import annotations
 
 import ctypes
 import platform
-import threading
 
 try:
     import cython           # compiled: a compile-time constant; installed: False
@@ -56,70 +58,59 @@ _FENV = _fenv()
 FLUSHES = _FENV is not None
 
 
-class _ThreadState(threading.local):
-    """The calling thread's saved environment, and how deep its flushing blocks are nested
-    (only the outermost block changes and restores the mode)."""
+_BITS = _FENV[2][2] if _FENV is not None else 0
+# fenv_t's ctypes type, made once (each `c_uint32 * n` makes a type, and a type is a cycle)
+_ENV_TYPE = ctypes.c_uint32 * _FENV[2][0] if _FENV is not None else None
 
-    def __init__(self):
-        self.depth = 0
-        self.saved_bytes = b""      # the compiled path's saved fenv_t
-        if _FENV is not None:
-            words = _FENV[2][0]
-            self.saved = (ctypes.c_uint32 * words)()
-            self.flushing = (ctypes.c_uint32 * words)()
+# flush_begin's token when the flush mode was set already (an enclosing block, or the
+# thread's own mode): flush_end then leaves the environment as it is, which is what makes
+# blocks nest
+_UNCHANGED = None
 
 
-_state = _ThreadState()
-_INDEX, _BITS = (_FENV[2][1], _FENV[2][2]) if _FENV is not None else (0, 0)
+def flush_begin():
+    """Set the flush mode on the calling thread; returns the token `flush_end` takes to
+    restore what was there before."""
+    if _FENV is None:
+        return _UNCHANGED
+    if _COMPILED:
+        word = cython.declare(cython.uint, tlaloc_control_word())
+        if word & _BITS == _BITS:
+            return _UNCHANGED
+        tlaloc_set_control_word(word | _BITS)
+        return word
+    get, set_, (words, index, bits) = _FENV
+    saved = _ENV_TYPE()
+    get(saved)
+    if saved[index] & bits == bits:
+        return _UNCHANGED
+    flushing = _ENV_TYPE()
+    ctypes.memmove(flushing, saved, 4 * words)
+    flushing[index] |= bits
+    set_(flushing)
+    return saved
 
 
-def _enter_compiled(state):
-    """__enter__'s outermost block, compiled: the environment read into a C fenv_t, kept as
-    bytes for __exit__, and set again with the flush bits if they are not set already."""
-    env = cython.declare(fenv_t)
-    fegetenv(cython.address(env))
-    words = cython.cast(cython.p_uint, cython.address(env))
-    state.saved_bytes = cython.cast(cython.p_char, cython.address(env))[:cython.sizeof(fenv_t)]
-    if words[_INDEX] & _BITS != _BITS:
-        words[_INDEX] |= _BITS
-        fesetenv(cython.address(env))
-
-
-def _exit_compiled(state):
-    saved = cython.declare(bytes, state.saved_bytes)
-    fesetenv(cython.cast(cython.pointer(fenv_t), cython.cast(cython.p_char, saved)))
+def flush_end(token) -> None:
+    """Restore the environment `flush_begin` saved in `token`."""
+    if token is _UNCHANGED:
+        return
+    if _COMPILED:
+        tlaloc_set_control_word(token)
+    else:
+        _FENV[1](token)
 
 
 class flush_subnormals:
-    """Context manager: subnormals flush to zero on this thread inside the block. The
-    buffers are the thread's own, made once: every interpreted program enters a block."""
+    """Context manager: subnormals flush to zero on this thread inside the block (blocks
+    nest: only the outermost one changes and restores the mode)."""
 
-    __slots__ = ()
+    __slots__ = ("_token",)
 
     def __enter__(self):
-        state = _state
-        state.depth += 1
-        if _FENV is None or state.depth > 1:
-            return self
-        if _COMPILED:
-            _enter_compiled(state)
-            return self
-        get, set_, (words, index, bits) = _FENV
-        saved = state.saved
-        get(saved)
-        if saved[index] & bits != bits:
-            flushing = state.flushing
-            ctypes.memmove(flushing, saved, 4 * words)
-            flushing[index] |= bits
-            set_(flushing)
+        self._token = flush_begin()
         return self
 
     def __exit__(self, *exc):
-        state = _state
-        state.depth -= 1
-        if _FENV is not None and state.depth == 0:
-            if _COMPILED:
-                _exit_compiled(state)
-            else:
-                _FENV[1](state.saved)
+        flush_end(self._token)
         return False

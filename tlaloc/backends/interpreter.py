@@ -12,9 +12,10 @@ from time import perf_counter
 import numpy as np
 
 from .. import _context
+from .._config import config
 from .._prims.control import Region, shared_value
 from . import _memory
-from ._fpenv import flush_subnormals
+from ._fpenv import flush_begin, flush_end, flush_subnormals
 from ._untrack import untracked
 from .._protocol import Backend
 
@@ -120,6 +121,62 @@ def interpret(schedule, inputs, timings=None):
     return [env[s] for s in schedule.outputs]
 
 
+# Operations whose operands and result all have at most config.eager_max_size elements
+# are run as they are recorded on a host device (`run_now`). At that size a compiled
+# program of such operations gains little over NumPy's own calls, while a structure seen
+# once spends far more on its plan, key and schedule than on its arithmetic (the one-shot
+# workload). The bound keeps larger arrays lazy: their programs fuse, and the tier policy
+# compiles the ones that repeat.
+
+try:
+    # NumPy >= 2 keeps the error state in a context variable: setting it to a state made
+    # once costs ~0.1 us, `np.errstate(all="ignore")` ~1.4 us (most of a small operation)
+    from numpy._core._ufunc_config import _extobj_contextvar as _errors, _make_extobj
+    _IGNORE_ERRORS = _make_extobj(all="ignore")
+except ImportError:   # NumPy 1.26: np.errstate
+    _errors = None
+
+
+def run_now(prim, params, inputs, want):
+    """The NumPy value of `prim` (with `params`) on computed host `inputs` (nodes), of aval
+    `want`; or None, having done nothing, when the operation waits for an evaluation: an
+    operand or the result larger than config.eager_max_size, an operand whose value is not a
+    NumPy array (a device buffer, a donated one), or a region (control flow), which runs
+    its sub-programs in a program. Each value is the one the interpreter computes."""
+    limit = config.eager_max_size
+    if type(prim) is Region or prod(want.shape) > limit:
+        return None
+    ndarray = np.ndarray
+    if len(inputs) == 1:
+        x = inputs[0].value
+        if type(x) is not ndarray or x.size > limit:
+            return None
+        values = (x,)
+    else:
+        values = []
+        for n in inputs:
+            x = n.value
+            if type(x) is not ndarray or x.size > limit:
+                return None
+            values.append(x)
+    flushing = flush_begin()
+    try:
+        if _errors is None:
+            with np.errstate(all="ignore"):
+                out = prim.impl(*values, **params)
+        else:
+            token = _errors.set(_IGNORE_ERRORS)
+            try:
+                out = prim.impl(*values, **params)
+            finally:
+                _errors.reset(token)
+    finally:
+        flush_end(flushing)
+    if type(out) is not ndarray or out.dtype is not want.dtype.numpy or out.shape != want.shape:
+        out = _checked(out, prim, want)
+    return out
+
+
 def _into_dying(env, prim, params, slots, reuse):
     """`prim` run with impl_into on the first slot of `reuse` that nothing but env holds
     (taken out of env), or None (env unchanged) if there is none."""
@@ -205,6 +262,14 @@ class InterpreterBackend(Backend):
     @staticmethod
     def host(value) -> np.ndarray:
         return value if isinstance(value, np.ndarray) else to_host(value)
+
+    def run_now(self, prim, params, inputs, aval):
+        out = run_now(prim, params, inputs, aval)
+        if out is not None:
+            self.stats.immediate += 1
+            if _memory.ENABLED:
+                _memory.track(self, (out,))
+        return out
 
     def transfer_in(self, value, source_device):
         return source_device.backend.to_numpy(value)

@@ -28,7 +28,7 @@ from .._config import config
 from ..lowering import lower_program
 from . import tiers
 from .disk_cache import DiskCache
-from .interpreter import Schedule, interpret, to_host
+from .interpreter import Schedule, interpret, run_now, to_host
 from ._untrack import untracked
 from .._protocol import Backend
 
@@ -231,6 +231,18 @@ class PjrtBackend(Backend):
             self._compile(entry, plan)      # in the caller's thread
             return self._execute(entry, leaves)
         return self._interpret(plan, leaves, entry)
+
+    def run_now(self, prim, params, inputs, aval):
+        """An operation on small computed host values, run as it is recorded (the
+        interpreter's `run_now`) unless every program must be compiled."""
+        if not self.host or config.execution == "compiled":
+            return None
+        out = run_now(prim, params, inputs, aval)
+        if out is not None:
+            self.stats.immediate += 1
+            if _memory.ENABLED:
+                _memory.track(self, (out,))
+        return out
 
     def fast_runner(self, plan):
         """For a plan run many times with the same structure (tlaloc.jit's cached calls): a
