@@ -137,9 +137,10 @@ except ImportError:   # NumPy 1.26: np.errstate
     _errors = None
 
 
-def run_now(prim, params, inputs, want):
+def run_now(prim, params, inputs, want, backend):
     """The NumPy value of `prim` (with `params`) on computed host `inputs` (nodes), of aval
-    `want`; or None, having done nothing, when the operation waits for an evaluation: an
+    `want`, counted in `backend`'s statistics and memory; or None, having done nothing, when
+    the operation waits for an evaluation: an
     operand or the result larger than config.eager_max_size, an operand whose value is not a
     NumPy array (a device buffer, a donated one), or a region (control flow), which runs
     its sub-programs in a program. Each value is the one the interpreter computes."""
@@ -174,6 +175,9 @@ def run_now(prim, params, inputs, want):
         flush_end(flushing)
     if type(out) is not ndarray or out.dtype is not want.dtype.numpy or out.shape != want.shape:
         out = _checked(out, prim, want)
+    backend.stats.immediate += 1
+    if _memory.ENABLED:
+        _memory.track(backend, (out,))
     return out
 
 
@@ -264,12 +268,7 @@ class InterpreterBackend(Backend):
         return value if isinstance(value, np.ndarray) else to_host(value)
 
     def run_now(self, prim, params, inputs, aval):
-        out = run_now(prim, params, inputs, aval)
-        if out is not None:
-            self.stats.immediate += 1
-            if _memory.ENABLED:
-                _memory.track(self, (out,))
-        return out
+        return run_now(prim, params, inputs, aval, self)
 
     def transfer_in(self, value, source_device):
         return source_device.backend.to_numpy(value)

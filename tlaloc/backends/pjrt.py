@@ -237,12 +237,7 @@ class PjrtBackend(Backend):
         interpreter's `run_now`) unless every program must be compiled."""
         if not self.host or config.execution == "compiled":
             return None
-        out = run_now(prim, params, inputs, aval)
-        if out is not None:
-            self.stats.immediate += 1
-            if _memory.ENABLED:
-                _memory.track(self, (out,))
-        return out
+        return run_now(prim, params, inputs, aval, self)
 
     def fast_runner(self, plan):
         """For a plan run many times with the same structure (tlaloc.jit's cached calls): a
