@@ -140,10 +140,10 @@ except ImportError:   # NumPy 1.26: np.errstate
 def run_now(prim, params, inputs, want, backend):
     """The NumPy value of `prim` (with `params`) on computed host `inputs` (nodes), of aval
     `want`, counted in `backend`'s statistics and memory; or None, having done nothing, when
-    the operation waits for an evaluation: an
-    operand or the result larger than config.eager_max_size, an operand whose value is not a
-    NumPy array (a device buffer, a donated one), or a region (control flow), which runs
-    its sub-programs in a program. Each value is the one the interpreter computes."""
+    the operation must wait for an evaluation: an operand or the result is larger than
+    config.eager_max_size, an operand's value is not a NumPy array (a device buffer, a
+    donated one), or the operation is a region (control flow), whose sub-programs run inside
+    a program. Each value is the one the interpreter computes."""
     limit = config.eager_max_size
     if type(prim) is Region or prod(want.shape) > limit:
         return None
