@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -93,6 +94,28 @@ def test_the_flush_block_takes_the_branch_of_how_it_was_imported():
     with _fpenv.flush_subnormals():
         assert float(np.float32(1e-40) * np.float32(1.0)) == 0.0
     assert float(np.float32(1e-40) * np.float32(1.0)) != 0.0
+
+
+@pytest.mark.parametrize("user_state", ["warn", "raise"])
+def test_call_flushed_flushes_and_ignores_errors_for_the_call_only(user_state):
+    # what an operation run as it is recorded calls its implementation through: compiled,
+    # the control register and NumPy's error state are set through C, from source through
+    # a flush block and the error state's own methods; both restore the caller's state,
+    # also when the call raises
+    from tlaloc.backends import _fpenv
+    big, tiny = np.array([3e38], np.float32), np.array([1e-40], np.float32)
+    with np.errstate(all=user_state), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _fpenv.call_flushed(np.multiply, (big, big), {})[0] == np.inf
+        assert _fpenv.call_flushed(np.multiply, (tiny, np.float32(1.0)), {})[0] == 0.0
+        out = np.empty(1, np.float32)                   # keyword arguments pass through
+        assert _fpenv.call_flushed(np.multiply, (tiny, tiny), {"out": out}) is out
+        with pytest.raises(ValueError):
+            _fpenv.call_flushed(np.add, (np.ones(3), np.ones(2)), {})   # shapes that differ
+        assert np.geterr()["over"] == user_state
+        assert float(tiny[0] * np.float32(1.0)) != 0.0      # the flush mode is restored
+        with pytest.raises((RuntimeWarning, FloatingPointError)):
+            big * big                                      # and so is the error state
 
 
 def test_remembered_structures_keys_leave_the_cycle_collector_alone(lazy):

@@ -7,7 +7,7 @@ from .. import _dtypes as dt
 from .._array import Array, from_node as wrap
 from .._prims import complex_math
 from ._core import (binary_operands, broadcast_shapes, broadcast_to_shape, cast, constant,
-                    node_of, operands, result_dtype)
+                    node_of, operands)
 from ._core import fresh
 from . import views
 from .._prims import lax
@@ -141,10 +141,10 @@ def multiply(x1, x2, /):
 
 
 def divide(x1, x2, /):
-    dtype = result_dtype("divide", x1, x2)
-    if dtype.kind in dt.INTEGER_OR_BOOL_KINDS:
-        dtype = dt.DEFAULTS.real_floating
-    (a, b), _, _ = operands("divide", x1, x2, dtype=dtype)
+    a, b = binary_operands("divide", x1, x2)
+    if a.aval.dtype.kind in dt.INTEGER_OR_BOOL_KINDS:   # true division, in the default float
+        f = dt.DEFAULTS.real_floating
+        a, b = cast(a, f), cast(b, f)
     return wrap(lax.divide(a, b))
 
 

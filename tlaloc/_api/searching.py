@@ -177,10 +177,10 @@ def where(condition, x1, x2, /):
     shape = broadcast_shapes(*[a.aval.shape for a in arrays], name="where")
     if all(a.aval.shape != shape for a in arrays):   # an outer product
         check_size("where", shape, d, dev)
-    nodes = []
-    for v in (x1, x2):
-        n = cast(v._node, d) if isinstance(v, Array) else scalar_node(v, d, dev)
-        nodes.append(o.broadcast(n, shape))
+    # a Python scalar stays 0-d: select, as every elementwise primitive, takes 0-d operands
+    # beside full ones (a scalar leaf has no derivative to gather back to its shape)
+    nodes = [o.broadcast(cast(v._node, d), shape) if isinstance(v, Array)
+             else scalar_node(v, d, dev) for v in (x1, x2)]
     return wrap(o.select(o.broadcast(cond, shape), *nodes))
 
 

@@ -247,6 +247,15 @@ iota = declare(
     impl=_iota_impl)
 
 
+def _constant_impl(*, shape, dtype, value):
+    if not shape:
+        try:
+            return np.array(value, dtype=dtype.numpy)    # np.full's value at a third of its cost
+        except (TypeError, ValueError, OverflowError):   # a value the dtype cannot hold
+            pass                                         # (nan in an int): np.full's cast
+    return np.full(shape, value, dtype=dtype.numpy)
+
+
 def _constant_emit(ctx, *, shape, dtype, value):
     return ctx.constant(value, ctx.out_aval)
 
@@ -255,7 +264,7 @@ constant = declare(
     "constant", infer=lambda *, shape, dtype, value: aval(shape, dtype),
     source=lambda ctx, *, shape, dtype, value: f"xp.full({shape}, {ad.py_literal(value)}, dtype=xp.{dtype})",
     emit=_constant_emit,
-    impl=lambda *, shape, dtype, value: np.full(shape, value, dtype=dtype.numpy))
+    impl=_constant_impl)
 
 
 def _pad_infer(x, padding_value, *, low, high, interior):

@@ -2,6 +2,9 @@
 # block reads and writes the register that holds the flush bits (x86-64: MXCSR; AArch64:
 # FPCR) directly. The whole C environment (fegetenv/fesetenv) also saves and loads the x87
 # unit's, which made a block cost ~0.8 us: too much for an operation run as it is recorded.
+# call_flushed sets NumPy's error state through the context variable's C API.
+from cpython.contextvars cimport PyContextVar_Set, PyContextVar_Reset
+
 cdef extern from *:
     """
     #if defined(__x86_64__) || defined(_M_X64)

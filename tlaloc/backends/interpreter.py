@@ -15,7 +15,7 @@ from .. import _context
 from .._config import config
 from .._prims.control import Region, shared_value
 from . import _memory
-from ._fpenv import flush_begin, flush_end, flush_subnormals
+from ._fpenv import call_flushed, flush_subnormals
 from ._untrack import untracked
 from .._protocol import Backend
 
@@ -128,15 +128,6 @@ def interpret(schedule, inputs, timings=None):
 # workload). The bound keeps larger arrays lazy: their programs fuse, and the tier policy
 # compiles the ones that repeat.
 
-try:
-    # NumPy >= 2 keeps the error state in a context variable: setting it to a state made
-    # once costs ~0.1 us, `np.errstate(all="ignore")` ~1.4 us (most of a small operation)
-    from numpy._core._ufunc_config import _extobj_contextvar as _errors, _make_extobj
-    _IGNORE_ERRORS = _make_extobj(all="ignore")
-except ImportError:   # NumPy 1.26: np.errstate
-    _errors = None
-
-
 def run_now(prim, params, inputs, want, backend):
     """The NumPy value of `prim` (with `params`) on computed host `inputs` (nodes), of aval
     `want`, counted in `backend`'s statistics and memory; or None, having done nothing, when
@@ -145,34 +136,26 @@ def run_now(prim, params, inputs, want, backend):
     donated one), or the operation is a region (control flow), whose sub-programs run inside
     a program. Each value is the one the interpreter computes."""
     limit = config.eager_max_size
-    if type(prim) is Region or prod(want.shape) > limit:
+    if prod(want.shape) > limit or type(prim) is Region:
         return None
     ndarray = np.ndarray
-    if len(inputs) == 1:
+    if len(inputs) == 1:    # (the common cases without a loop: this runs on every operation)
         x = inputs[0].value
         if type(x) is not ndarray or x.size > limit:
             return None
         values = (x,)
+    elif len(inputs) == 2:
+        x = inputs[0].value
+        y = inputs[1].value
+        if type(x) is not ndarray or type(y) is not ndarray or x.size > limit or y.size > limit:
+            return None
+        values = (x, y)
     else:
-        values = []
-        for n in inputs:
-            x = n.value
+        values = tuple([n.value for n in inputs])
+        for x in values:
             if type(x) is not ndarray or x.size > limit:
                 return None
-            values.append(x)
-    flushing = flush_begin()
-    try:
-        if _errors is None:
-            with np.errstate(all="ignore"):
-                out = prim.impl(*values, **params)
-        else:
-            token = _errors.set(_IGNORE_ERRORS)
-            try:
-                out = prim.impl(*values, **params)
-            finally:
-                _errors.reset(token)
-    finally:
-        flush_end(flushing)
+    out = call_flushed(prim.impl, values, params)
     if type(out) is not ndarray or out.dtype is not want.dtype.numpy or out.shape != want.shape:
         out = _checked(out, prim, want)
     backend.stats.immediate += 1
