@@ -1011,3 +1011,16 @@ def test_loop_compiles_a_handful_cold():
     assert 1 <= info["misses"] <= 3, info
     assert info["compiles"] + info["disk_hits"] == info["misses"], info
     assert info["hits"] + info["misses"] == 100, info
+
+
+@pytest.mark.parametrize("dtypes", [("int8", "int16"), ("bool", "bool"), ("uint8", "int64")])
+def test_true_division_of_integers_is_in_the_default_float(tier, dtypes):
+    a = np.array([[7, 3, 0], [1, 2, 5]]).astype(dtypes[0])
+    b = np.array([2, 0, 3]).astype(dtypes[1])       # a zero divisor: inf and nan
+    x, y = xp.asarray(a, device=tier), xp.asarray(b, device=tier)
+    expected = (a.astype(np.float64) / b.astype(np.float64))
+    with np.errstate(all="ignore"):
+        for got in (x / y, xp.divide(x, y)):
+            assert_matches(got, expected)
+        assert_matches(x / 2, a.astype(np.float64) / 2.0)
+        assert_matches(7 / y, 7.0 / b.astype(np.float64))

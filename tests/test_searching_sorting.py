@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
-from helpers import assert_matches
+from helpers import assert_matches, recorded
 
 REAL_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float32", "float64"]
 
@@ -177,6 +177,28 @@ def test_where(tier):
         xp.where(c, A, A)          # a NumPy condition
     with pytest.raises(ValueError):
         xp.where(C, A, xp.ones(5, device=tier))
+
+
+def test_where_keeps_a_python_scalar_0d_through_every_rule(tier):
+    """A Python scalar operand of where is a 0-d operand of select (no broadcast is
+    recorded), and derivatives, vmap, named axes and the compiled lowering see it so."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 4))
+    x = xp.asarray(a, device=tier)
+    with recorded():
+        y = xp.where(x > 0.25, x, -1.5)
+    node = y._node
+    assert node.prim.name == "select" and node.inputs[2].aval.shape == ()
+    assert_matches(y, np.where(a > 0.25, a, -1.5))
+    assert_matches(xp.where(x > 0.25, 2.0, x), np.where(a > 0.25, 2.0, a))
+    g = xp.grad(lambda v: xp.sum(xp.where(v > 0.25, v * v, 0.5)))(x)
+    assert_matches(g, np.where(a > 0.25, 2 * a, 0.0))
+    v = xp.vmap(lambda row: xp.where(row > 0.25, row, 3.0))(x)
+    assert_matches(v, np.where(a > 0.25, a, 3.0))
+    named = xp.asarray(a, device=tier, names=("rows", "cols"))
+    assert xp.where(named > 0.25, named, 0.0).names == ("rows", "cols")
+    f = xp.jit(lambda v: xp.where(v > 0.25, v, -1.5))
+    assert_matches(f(x), np.where(a > 0.25, a, -1.5))
 
 
 # ----------------------------------------------------------------------------- sort / argsort
