@@ -224,10 +224,18 @@ def check_devices(name, *nodes):
 
 
 def broadcast_shapes(*shapes, name="broadcast_shapes"):
-    ndim = max((len(s) for s in shapes), default=0)
+    # (indexed loops: this runs on every broadcasting operation, and compiled, a generator
+    # expression or enumerate makes an object per call)
+    ndim = 0
+    for s in shapes:
+        if len(s) > ndim:
+            ndim = len(s)
     out = [1] * ndim
     for s in shapes:
-        for i, n in enumerate(s, ndim - len(s)):
+        lead = ndim - len(s)
+        for j in range(len(s)):
+            n = s[j]
+            i = lead + j
             if n == out[i] or n == 1:
                 continue
             if out[i] == 1:

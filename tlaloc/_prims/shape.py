@@ -20,26 +20,38 @@ def _i64s(values) -> str:
 
 
 # broadcast_in_dim: operand dimension i becomes result dimension dims[i]
+# (The shape rules that run on every broadcasting, transposing or writing operation loop
+# over axes by index: compiled, a generator expression makes a generator object per call.)
 def _broadcast_infer(x, *, shape, dims):
-    if len(dims) != len(x.shape) or any(x.shape[i] not in (1, shape[d]) for i, d in enumerate(dims)):
+    fits = len(dims) == len(x.shape)
+    if fits:
+        for i in range(len(dims)):
+            n = x.shape[i]
+            if n != 1 and n != shape[dims[i]]:
+                fits = False
+                break
+    if not fits:
         raise ValueError(f"internal: cannot broadcast {x.shape} to {shape} along {dims}")
     return aval(shape, x.dtype)
 
 
 def _broadcast_impl(x, *, shape, dims):
-    # A view with zero strides along the stretched axes, as np.broadcast_to makes, at a
-    # fraction of its cost (implementations never write to their operands).
-    if x.ndim == 0:
-        return np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
-    expanded = [1] * len(shape)
-    for i, d in enumerate(dims):
-        expanded[d] = x.shape[i]
-    x = x.reshape(expanded)
-    strides = tuple(0 if e == 1 and n != 1 else s for e, n, s in zip(expanded, shape, x.strides))
+    # A view with zero strides along the new axes and those stretched from size 1, as
+    # np.broadcast_to makes, at a fraction of its cost (implementations never write to
+    # their operands); operand axis i keeps its stride at result axis dims[i].
+    strides = [0] * len(shape)
+    x_shape, x_strides = x.shape, x.strides
+    for i in range(len(dims)):
+        d = dims[i]
+        if x_shape[i] == shape[d]:
+            strides[d] = x_strides[i]
     try:
-        return np.ndarray(shape, x.dtype, x, 0, strides)
+        return np.ndarray(shape, x.dtype, x, 0, tuple(strides))
     except (ValueError, BufferError, TypeError):   # a view that exports no buffer
-        return np.broadcast_to(x, shape)
+        expanded = [1] * len(shape)
+        for i in range(len(dims)):
+            expanded[dims[i]] = x_shape[i]
+        return np.broadcast_to(x.reshape(expanded), shape)
 
 
 def _broadcast_transpose(ct, x, *, out, shape, dims):
@@ -116,7 +128,7 @@ reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
 
 transpose = declare(
     "transpose",
-    infer=lambda x, *, perm: aval(tuple(x.shape[p] for p in perm), x.dtype),
+    infer=lambda x, *, perm: aval([x.shape[p] for p in perm], x.dtype),
     names=lambda out, x, *, perm: tuple(x.names[p] for p in perm),
     emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
                                             attrs=f"permutation = {_i64s(perm)}"),
@@ -342,10 +354,25 @@ def _clamped_starts(shape, sizes, starts):
     return [int(min(max(int(s), 0), n - k)) for s, n, k in zip(starts, shape, sizes)]
 
 
+def _check_starts(name, x, starts):
+    if len(starts) != len(x.shape):
+        raise TypeError(f"internal: {name} needs one 0-d integer start per axis")
+    for s in starts:
+        if s.shape != () or s.dtype.kind not in dt.INTEGER_KINDS:
+            raise TypeError(f"internal: {name} needs one 0-d integer start per axis")
+
+
+def _fits(inner, outer) -> bool:
+    """Whether a window of shape `inner` fits in an array of shape `outer` (same rank)."""
+    for i in range(len(inner)):
+        if not 0 <= inner[i] <= outer[i]:
+            return False
+    return True
+
+
 def _dynamic_slice_infer(x, *starts, sizes):
-    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in dt.INTEGER_KINDS for s in starts):
-        raise TypeError("internal: dynamic_slice needs one 0-d integer start per axis")
-    if any(not 0 <= k <= n for k, n in zip(sizes, x.shape)):
+    _check_starts("dynamic_slice", x, starts)
+    if len(sizes) != len(x.shape) or not _fits(sizes, x.shape):
         raise ValueError(f"internal: dynamic_slice sizes {sizes} for shape {x.shape}")
     return aval(sizes, x.dtype)
 
@@ -402,11 +429,10 @@ dynamic_slice = declare(
 
 
 def _dynamic_update_infer(x, update, *starts):
-    if update.dtype is not x.dtype or len(update.shape) != len(x.shape) or any(
-            k > n for k, n in zip(update.shape, x.shape)):
+    if update.dtype is not x.dtype or len(update.shape) != len(x.shape) or \
+            not _fits(update.shape, x.shape):
         raise ValueError(f"internal: dynamic_update_slice of {update} into {x}")
-    if len(starts) != len(x.shape) or any(s.shape != () or s.dtype.kind not in dt.INTEGER_KINDS for s in starts):
-        raise TypeError("internal: dynamic_update_slice needs one 0-d integer start per axis")
+    _check_starts("dynamic_update_slice", x, starts)
     return x
 
 
