@@ -97,7 +97,7 @@ def keep_dims(node, shape, axes, keepdims, names=None):
     """keepdims: the reduced axes back, of size 1 (with their names: `names`, the input's)."""
     if not keepdims:
         return node
-    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    kept = tuple([1 if i in axes else n for i, n in enumerate(shape)])
     return renamed(lax.reshape(node, shape=kept), names)
 
 

@@ -31,7 +31,7 @@ def reshape(x, /, shape, *, copy=None):
         raise ValueError(f"reshape: invalid shape {tuple(dims)}")
     size = math.prod(x.shape)
     if -1 in dims:
-        known = math.prod(n for n in dims if n != -1)
+        known = math.prod([n for n in dims if n != -1])
         if known == 0 or size % known:
             raise ValueError(f"reshape: cannot reshape an array of shape {x.shape} into {tuple(dims)}")
         dims[dims.index(-1)] = size // known

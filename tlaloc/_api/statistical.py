@@ -75,7 +75,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     node = _inexact_node("mean", x)
     axes = axes_of("mean", x, axis)
     check_bool("mean", keepdims, "keepdims")
-    count = math.prod(x.shape[a] for a in axes)
+    count = math.prod([x.shape[a] for a in axes])
     total = lax.reduce_sum(node, axes=axes) if axes else node
     real = dt.real_of(total.aval.dtype) if total.aval.dtype.kind == "c" else total.aval.dtype
     n = true_count(node, axes, real)    # under jit(dynamic=): the true count
@@ -107,12 +107,12 @@ def _variance(name, x, axis, correction, keepdims, root):
     axes = axes_of(name, x, axis)
     check_bool(name, keepdims, "keepdims")
     shape, d, dev = node.aval.shape, node.aval.dtype, node.device
-    count = math.prod(shape[a] for a in axes)
+    count = math.prod([shape[a] for a in axes])
     total = lax.reduce_sum(node, axes=axes) if axes else node
     n = true_count(node, axes, d)       # under jit(dynamic=): the true count
     mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev) if n is None else n)
     mu_full = lax.broadcast_in_dim(mu, shape=shape,
-                                   dims=tuple(i for i in range(len(shape)) if i not in axes))
+                                   dims=tuple([i for i in range(len(shape)) if i not in axes]))
     dev_sq = lax.subtract(node, mu_full)
     dev_sq = lax.multiply(dev_sq, dev_sq)
     ss = lax.reduce_sum(dev_sq, axes=axes) if axes else dev_sq

@@ -14,7 +14,7 @@ from ..lowering.stablehlo import tensor_type
 
 
 def _reduced(x, axes):
-    return aval(tuple(n for i, n in enumerate(x.shape) if i not in axes), x.dtype)
+    return aval([n for i, n in enumerate(x.shape) if i not in axes], x.dtype)
 
 
 def _identity(kind, dtype):
@@ -199,7 +199,7 @@ def _dot_exact(lhs, rhs, contract, batch):
     a zero product)."""
     (lc, rc), (lb, rb) = contract, batch
     lf, rf = _dot_free(lhs.shape, lc, lb), _dot_free(rhs.shape, rc, rb)
-    if math.prod(lhs.shape[i] for i in lc) == 1:
+    if math.prod([lhs.shape[i] for i in lc]) == 1:
         a = np.transpose(lhs, list(lb) + lf + list(lc)).reshape(
             [lhs.shape[i] for i in lb] + [lhs.shape[i] for i in lf] + [1] * len(rf))
         c = np.transpose(rhs, list(rb) + rf + list(rc)).reshape(
@@ -217,7 +217,7 @@ def _dot_exact(lhs, rhs, contract, batch):
 
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
-    if lhs.dtype.kind in dt.FLOATING_KINDS and (math.prod(lhs.shape[i] for i in lc) == 1
+    if lhs.dtype.kind in dt.FLOATING_KINDS and (math.prod([lhs.shape[i] for i in lc]) == 1
                                    or not (np.isfinite(lhs).all() and np.isfinite(rhs).all())):
         return _dot_exact(lhs, rhs, contract, batch)
     if not lb:
