@@ -66,7 +66,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
         d = dt.of_numpy(obj.dtype)
         if d is not None:   # the common case, in short
             host = obj.copy()
-            host.flags.writeable = False  # the value of an immutable array
+            host.setflags(write=False)    # the value of an immutable array (setflags: no flags object)
             return wrap(leaf(host, Aval(host.shape, d), default_device()))
     if dtype is not None:
         dtype = dt.canonicalize(dtype, "asarray")
@@ -462,7 +462,8 @@ def _named(name, out, names):
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None, names=None):
-    return _named("asarray", _asarray_plain(obj, dtype=dtype, device=device, copy=copy), names)
+    out = _asarray_plain(obj, dtype=dtype, device=device, copy=copy)
+    return out if names is None else _named("asarray", out, names)
 
 
 asarray.__doc__ = _asarray_plain.__doc__
