@@ -15,11 +15,12 @@ Linux on x86-64 and AArch64), `FLUSHES` is False and the context does nothing.
 
 Every interpreted program enters a block, and every operation run as it is recorded
 (interpreter.run_now) is called through `call_flushed`, which also ignores NumPy's
-floating-point errors (inf and nan are values, not warnings) for the call. Through ctypes (fegetenv/fesetenv, four foreign calls) a block takes 3.3 us.
-Compiled (setup.py's native modules), the block reads and writes the control register that
-holds the flush bits (MXCSR, FPCR; declared in _fpenv.pxd) directly, in nanoseconds: it
-saves and restores the same bits, and the register's other bits (rounding, exception
-masks and flags) as they were. The ctypes path stays the pure-Python reference.
+floating-point errors (inf and nan are values, not warnings) for the call. Through ctypes
+(fegetenv/fesetenv, four foreign calls) a block takes 3.3 us. Compiled (setup.py's native
+modules), the block reads and writes the control register that holds the flush bits
+(MXCSR, FPCR; declared in _fpenv.pxd) directly, in nanoseconds: it saves and restores the
+same bits, and the register's other bits (rounding, exception masks and flags) as they
+were. The ctypes path stays the pure-Python reference.
 """
 from __future__ import annotations
 
