@@ -41,8 +41,19 @@ MASK_KEYS = [A % 3 == 0, (A[:, :, 0] > 10,), (slice(None), A[0] % 2 == 0),
              (1, A[1] % 4 == 1)]
 
 
+@pytest.fixture(params=["on the host", "recorded"])
+def index_path(request, monkeypatch):
+    """On the host devices a mask's coordinates, and the wrapping of negative index values
+    that are known, are computed with NumPy; elsewhere (an accelerator) they are recorded.
+    Both run here: "recorded" takes the accelerators' path on the CPU."""
+    if request.param == "recorded":
+        from tlaloc._api import _ops
+        monkeypatch.setattr(_ops, "HOST_PLATFORMS", ())
+    return request.param
+
+
 @pytest.mark.parametrize("group", ["basic", "arrays", "masks"])
-def test_getitem(tier, group):
+def test_getitem(tier, group, index_path):
     keys = {"basic": BASIC_KEYS, "arrays": ARRAY_KEYS, "masks": MASK_KEYS}[group]
     x = xp.asarray(A, device=tier)
     got = [x[_to_x(k, tier)] for k in keys]
@@ -51,7 +62,7 @@ def test_getitem(tier, group):
         assert_matches(g, np.asarray(A[k]))
 
 
-def test_getitem_lists_dtypes_and_empty(tier):
+def test_getitem_lists_dtypes_and_empty(tier, index_path):
     pairs = []
     for dtype in ("bool", "int8", "uint64", "float32", "complex128"):
         a = (A % 7).astype(dtype)
@@ -67,7 +78,7 @@ def test_getitem_lists_dtypes_and_empty(tier):
         assert_matches(g, want)
 
 
-def test_getitem_errors(tier):
+def test_getitem_errors(tier, index_path):
     x = xp.asarray(A, device=tier)
     with pytest.raises(IndexError):
         x[3]
@@ -136,7 +147,7 @@ SET_CASES = [
 ]
 
 
-def test_setitem(tier):
+def test_setitem(tier, index_path):
     outs, wants = [], []
     for key, val in SET_CASES:
         if isinstance(val, str):
@@ -152,7 +163,7 @@ def test_setitem(tier):
         assert_matches(x, want)
 
 
-def test_setitem_duplicate_indices(tier):
+def test_setitem_duplicate_indices(tier, index_path):
     """Which of several updates of one element lands is unspecified (XLA's scatter does not
     promise an order; NumPy and the interpreter keep the last)."""
     x = xp.asarray(np.zeros(4), device=tier)
@@ -161,7 +172,7 @@ def test_setitem_duplicate_indices(tier):
     assert got[1] in (5.0, 7.0) and (got[[0, 2, 3]] == [0, 0, 6]).all()
 
 
-def test_setitem_dtypes_and_values(tier):
+def test_setitem_dtypes_and_values(tier, index_path):
     a = np.linspace(-1, 1, 12).reshape(3, 4).astype(np.float32)
     x = xp.asarray(a, device=tier)
     x[0] = 2                       # Python int into float32
@@ -225,7 +236,7 @@ def test_setitem_rebinds_only_this_array(tier):
     assert_matches(w, np.array([1.0, 2, 0, 0]))
 
 
-def test_long_masks(tier):
+def test_long_masks(tier, index_path):
     rng = np.random.default_rng(3)
     a = rng.standard_normal((40, 130))
     x = xp.asarray(a, device=tier)

@@ -34,7 +34,7 @@ def unique_path(request, monkeypatch):
     the CPU."""
     if request.param == "recorded sort":
         from tlaloc._api import set_functions
-        monkeypatch.setattr(set_functions, "_HOST_PLATFORMS", ())
+        monkeypatch.setattr(set_functions, "HOST_PLATFORMS", ())
     return request.param
 
 

@@ -203,6 +203,17 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
     return leaf(known[0], known[1], device)
 
 
+def host_leaf(host: np.ndarray, device):
+    """A computed array holding the NumPy array `host` (which it takes: made read-only)."""
+    host.flags.writeable = False  # the value of an immutable array
+    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
+
+
+# Devices whose values are host memory: work that must read values anyway (the true elements
+# of a mask, a sort for unique_*) is done there by NumPy, which moves no data
+HOST_PLATFORMS = ("cpu", "interpreter")
+
+
 def constant(value, shape, dtype, device):
     """A value fixed by the program's structure (0 for a sum, 1 for a reciprocal)."""
     return lax.constant(shape=tuple(shape), dtype=dtype, value=value, device=device)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .._context import trace
 from .._graph import evaluate
-from ._core import cast, constant
+from ._core import HOST_PLATFORMS, cast, constant, host_leaf
 from .._prims import lax
 from .._prims import padding
 
@@ -104,6 +104,15 @@ def normalize_indices(idx, n, length=None):
     idx = cast(idx, index_dtype())
     if idx.aval.dtype.kind == "u":
         return idx
+    if length is None and idx.device.platform in HOST_PLATFORMS:
+        host = known_value(idx)
+        if host is not None:
+            # Computed, in host memory: wrapped there. Either way the result is a computed
+            # array, which every program reads as an input, so no program's structure
+            # depends on whether the values had negatives.
+            if not host.size or host.min() >= 0:
+                return idx
+            return host_leaf(np.where(host < 0, host + n, host), idx.device)
     negative = compare(idx, const_like(idx, 0), "LT")
     end = const_like(idx, n) if length is None else lax.convert(length, dtype=idx.aval.dtype)
     return select(negative, lax.add(idx, end), idx)
@@ -304,6 +313,13 @@ def nonzero_nodes(mask):
     dimension (evaluates the count k)."""
     shape = mask.aval.shape
     dev = mask.device
+    if shape and dev.platform in HOST_PLATFORMS:
+        # The count needs the mask's value, which is host memory here: NumPy finds the
+        # coordinates, in place of the dozen operations that count, compact and unravel
+        # (integers: a derivative through what they index is recorded as before).
+        (host,) = concrete(mask)
+        idx = index_dtype().numpy
+        return [host_leaf(np.asarray(c, dtype=idx), dev) for c in np.nonzero(host)]
     n = math.prod(shape)
     flat = flatten(mask)
     k = 0

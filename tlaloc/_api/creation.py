@@ -12,8 +12,8 @@ from .._array import Array
 from .._graph import Aval, leaf, transfer
 from .._devices import default_device
 from .._prims import lax
-from ._core import (broadcast_to_shape, cast, check_size, constant, renamed, resolve_device,
-                    scalar_node, wrap)
+from ._core import (broadcast_to_shape, cast, check_size, constant, host_leaf, renamed,
+                    resolve_device, scalar_node, wrap)
 
 
 def _shape(name, shape) -> tuple:
@@ -30,11 +30,6 @@ def _shape(name, shape) -> tuple:
 
 def _dtype(name, dtype, default):
     return default if dtype is None else dt.canonicalize(dtype, name)
-
-
-def host_leaf(host: np.ndarray, device):
-    host.flags.writeable = False  # the value of an immutable array
-    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
 
 
 def _infer_python_dtype(obj):

@@ -55,11 +55,13 @@ class _Mask:
 
 
 class _Ints:
-    """An integer-array entry covering one axis."""
-    __slots__ = ("node",)
+    """An integer-array entry covering one axis. `in_range`: its values are known to lie in
+    [0, the axis's size) (a mask's coordinates), so they need no bounds check or wrapping."""
+    __slots__ = ("node", "in_range")
 
-    def __init__(self, node):
+    def __init__(self, node, in_range=False):
         self.node = node
+        self.in_range = in_range
 
 
 def _convert(x, k):
@@ -174,7 +176,7 @@ def _expand_masks(entries):
     out = []
     for e in entries:
         if isinstance(e, _Mask):
-            out.extend(_Ints(c) for c in o.nonzero_nodes(e.node))
+            out.extend([_Ints(c, in_range=True) for c in o.nonzero_nodes(e.node)])
         else:
             out.append(e)
     return out
@@ -260,6 +262,9 @@ def _advanced_plan(y, entries, adjacent):
         node = e.node
         if node.device != y.device:
             raise ValueError(f"indexing: the index array is on {node.device}, the array on {y.device}")
+        if e.in_range:
+            cols.append(node)
+            continue
         _check_bounds("indexing", node, y, a)
         cols.append(o.normalize_indices(node, n, o.dynamic_length(y, a)))
     try:
