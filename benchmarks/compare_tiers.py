@@ -3,7 +3,7 @@
 
     python benchmarks/compare_tiers.py            # every workload (a few minutes on 2 cores)
     python benchmarks/compare_tiers.py --quick    # fewer repetitions
-    python benchmarks/compare_tiers.py --only stencil,repeated,startup
+    python benchmarks/compare_tiers.py --only stencil,repeated,startup,fresh
 
   * stencil: 500 steps of `u[1:-1, 1:-1] = ...` on 200x200: NumPy; tlaloc's default mode
     on a loop it has not seen (first run) and again (second run); interpreted; compiled, on
@@ -13,6 +13,9 @@
   * startup: `import tlaloc` against `import numpy`, fresh processes run in pairs
     (alternating, medians, with bytecode caches), whole-process seconds and
     `-X importtime`'s own figure.
+  * fresh: the 100 one-shot computations in a fresh process, timed from just after the
+    imports (and the inputs' making) to the last result: what a new user's script pays,
+    first uses included; processes in pairs, as for startup.
 
 Ratios are against NumPy measured in the same process and repetition (medians of
 interleaved repetitions: the machine is shared and noisy).
@@ -128,10 +131,42 @@ def startup(reps):
     return {k: statistics.median(v) for k, v in rows.items()}
 
 
+_FRESH_ONE_SHOT = """
+import sys, time, warnings
+sys.path.insert(0, {here!r})
+import numpy as np
+{library}
+import _workloads as wl
+programs = [wl.one_shot_steps(k) for k in range(wl.ONE_SHOT_PROGRAMS)]
+inputs = [wl.one_shot_inputs(k, 1) for k in range(len(programs))]
+warnings.simplefilter("ignore")      # NumPy's overflow warnings in exp
+t = time.perf_counter()
+for steps, (a, b) in zip(programs, inputs):
+    float(wl.one_shot_program(xp, steps, convert(a), convert(b)))
+print(time.perf_counter() - t)
+"""
+_LIBRARIES = {"numpy": "xp, convert = np, np.asarray",
+              "tlaloc": "import tlaloc as xp\nconvert = xp.asarray"}
+
+
+def fresh(reps):
+    """Seconds of the one-shot workload in fresh processes (medians), tlaloc and NumPy in
+    alternating pairs."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    rows = {"numpy": [], "tlaloc": []}
+    for i in range(reps):
+        for lib in (("numpy", "tlaloc") if i % 2 == 0 else ("tlaloc", "numpy")):
+            code = _FRESH_ONE_SHOT.format(here=here, library=_LIBRARIES[lib])
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True, env=_ENV).stdout
+            rows[lib].append(float(out.split()[-1]))
+    return {k: statistics.median(v) for k, v in rows.items()}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="stencil,repeated,startup")
+    ap.add_argument("--only", default="stencil,repeated,startup,fresh")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
     os.environ.setdefault("TLALOC_CACHE_DIR", "")   # compiles are compiles, not disk loads
@@ -159,6 +194,11 @@ def main(argv=None):
         print(f"  -X importtime: numpy {r['numpy importtime'] * 1e3:.0f} ms, tlaloc "
               f"{r['tlaloc importtime'] * 1e3:.0f} ms: "
               f"{r['tlaloc importtime'] / r['numpy importtime']:.2f}x")
+    if "fresh" in only:
+        r = fresh(reps * 2 + 1)
+        print("100 small computations in a fresh process, after the imports (medians):")
+        print(f"  numpy {r['numpy'] * 1e3:.2f} ms, tlaloc {r['tlaloc'] * 1e3:.2f} ms: "
+              f"{r['tlaloc'] / r['numpy']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -247,6 +247,29 @@ def test_costs_live_in_the_disk_caches_folder(tmp_path):
     assert tiers.machine_costs_path("cpu") is None
 
 
+def test_operations_run_at_once_read_no_costs(tmp_path):
+    """The cost model is read from the disk cache's folder by the first program that asks
+    the tier policy, not by the device's first use: a script of small operations run as
+    they are recorded never reads it."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import tlaloc as xp
+        from tlaloc.backends import tiers
+        x = xp.asarray(np.arange(12.0).reshape(3, 4))
+        value = float(xp.sum(xp.sin(x) - xp.mean(x, axis=1, keepdims=True)))
+        before = len(tiers._shared)
+        xp.config.update(eager_max_size=0)
+        float(xp.sum(xp.cos(x) * 2.0))              # a program: the policy is asked
+        print(before, len(tiers._shared))
+    """)
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path), TLALOC_EXECUTION="auto")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "1"]
+
+
 # ----------------------------------------------------------------------------- start-up
 
 _START = textwrap.dedent("""

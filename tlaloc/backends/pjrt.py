@@ -114,8 +114,22 @@ class PjrtBackend(Backend):
         # every buffer the scalar table handed out, by id, while it lives: leaves keep the
         # buffer after the table forgets it, so it stays shared (and must not be donated)
         self._shared_scalars = weakref.WeakValueDictionary()
-        # this machine's measured costs, which the tier policy predicts from
-        self.costs = tiers.machine_costs(platform)
+        self._costs = None
+
+    @property
+    def costs(self):
+        """This machine's measured costs, which the tier policy predicts from: read at the
+        first program that consults the policy, not at the device's first use (operations
+        run at once never do, and reading the file took ~5 ms of a fresh process's first
+        line)."""
+        costs = self._costs
+        if costs is None:
+            costs = self._costs = tiers.machine_costs(self.platform)
+        return costs
+
+    @costs.setter
+    def costs(self, model):
+        self._costs = model
 
     @property
     def runtime(self):
