@@ -30,7 +30,6 @@ from ._api import array_methods as _methods
 from ._api import elementwise as _ew
 from ._api import indexing as _indexing
 from ._api import linear_algebra as _linalg
-from ._api import manipulation as _manip
 from ._api import views as _views
 
 _PYTHON_SCALARS = (Array, bool, int, float, complex)
@@ -122,7 +121,7 @@ def transpose_2d(x) -> Array:
     """`x.T`: the transpose of a 2-d array."""
     if x.ndim != 2:
         raise ValueError(f"Array.T needs a 2-d array, got {x.ndim}-d; use permute_dims or mT")
-    return _manip.permute_dims(x, (1, 0))
+    return _linalg.matrix_transpose(x)   # (1, 0) without permute_dims' checks of the axes
 
 
 _ARITHMETIC = {

@@ -53,7 +53,7 @@ def reshape(x, /, shape, *, copy=None):
 
 def permute_dims(x, /, axes):
     node_of("permute_dims", x)
-    axes = tuple(axis_of("permute_dims", x, a, "axes") for a in axes)
+    axes = tuple([axis_of("permute_dims", x, a, "axes") for a in axes])
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: axes {axes} is not a permutation of {x.ndim} axes")
     strides, _ = views.layout(x)
