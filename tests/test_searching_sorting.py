@@ -203,8 +203,18 @@ def test_where_keeps_a_python_scalar_0d_through_every_rule(tier):
 
 # ----------------------------------------------------------------------------- sort / argsort
 
+@pytest.fixture(params=["on the host", "recorded"])
+def sort_path(request, monkeypatch):
+    """On the host devices a computed array is sorted by NumPy; elsewhere (an accelerator,
+    or while derivatives are recorded) the sort is recorded. The sort tests run both:
+    "recorded" takes the accelerators' path on the CPU."""
+    if request.param == "recorded":
+        from tlaloc._api import sorting
+        monkeypatch.setattr(sorting, "HOST_PLATFORMS", ())
+    return request.param
+
 @pytest.mark.parametrize("dtype", REAL_DTYPES + ["float16"])
-def test_sort_argsort(tier, dtype):
+def test_sort_argsort(tier, dtype, sort_path):
     a = _data(dtype, (5, 7))
     x = xp.asarray(a, device=tier)
     pairs = []
@@ -218,7 +228,7 @@ def test_sort_argsort(tier, dtype):
     check_all(pairs)
 
 
-def test_sort_special_values_and_shapes(tier):
+def test_sort_special_values_and_shapes(tier, sort_path):
     v = np.array([3.0, np.nan, -0.0, 0.0, 1.0, -np.nan, -np.inf, 1.0, np.inf, 0.0, -0.0])
     x = xp.asarray(v, device=tier)
     check_all([
@@ -230,6 +240,13 @@ def test_sort_special_values_and_shapes(tier):
     ])
     s = np.asarray(xp.sort(x))
     assert np.isnan(s[-2:]).all() and (s[:-2] == np.sort(v)[:-2]).all()
+    # -0.0 before +0.0 (after it, descending), on both paths
+    assert np.signbit(s[1:5]).tolist() == [True, True, False, False]
+    d = np.asarray(xp.sort(x, descending=True))
+    assert np.signbit(d[6:10]).tolist() == [False, False, True, True]
+    z = np.asarray(xp.sort(xp.asarray(np.array([[0.0, -0.0, -1.0], [-0.0, 2.0, 0.0]]),
+                                      device=tier), axis=1))
+    assert np.signbit(z).tolist() == [[True, True, False], [True, False, False]]
     with pytest.raises(TypeError):
         xp.sort(xp.asarray([1j, 2j], device=tier))
     with pytest.raises(IndexError):
@@ -238,7 +255,7 @@ def test_sort_special_values_and_shapes(tier):
         xp.argsort(xp.asarray(1.0, device=tier))
 
 
-def test_sort_long_rows(tier):
+def test_sort_long_rows(tier, sort_path):
     """A larger sort (many comparator calls) and a permutation check."""
     rng = np.random.default_rng(4)
     a = rng.integers(0, 50, (3, 500)).astype(np.int32)
@@ -247,7 +264,7 @@ def test_sort_long_rows(tier):
                (xp.argsort(x, axis=1, descending=True), _desc_argsort(a, 1))])
 
 
-def test_bfloat16_order(tier):
+def test_bfloat16_order(tier, sort_path):
     """bfloat16 keys sort like their float32 values (NaN last, zeros equal)."""
     v = np.array([3.0, np.nan, 1.0, -0.0, 0.0, -np.inf, 1.0, -np.nan], dtype=np.float32)
     x = xp.asarray(v, device=tier)
