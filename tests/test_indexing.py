@@ -249,3 +249,14 @@ def test_long_masks(tier, index_path):
     want = a.copy()
     want[a > 0.5] = np.arange(np.count_nonzero(a > 0.5))
     assert_matches(y, want)
+
+
+def test_named_index_arrays_keep_their_names(tier, index_path):
+    """An index array's names name the result's batch axes, whether its negative values
+    are wrapped on the host or recorded."""
+    x = xp.asarray(A[0], device=tier)
+    for values in ([[1, -1], [0, 2]], [[1, 3], [0, 2]]):
+        idx = xp.asarray(np.array(values), device=tier, names=("i", "j"))
+        got = x[idx]
+        assert got.names == ("i", "j", None)
+        assert_matches(got, A[0][np.array(values)])

@@ -203,10 +203,11 @@ def scalar_node(value, dtype: dt.DType, device, name=None):
     return leaf(known[0], known[1], device)
 
 
-def host_leaf(host: np.ndarray, device):
-    """A computed array holding the NumPy array `host` (which it takes: made read-only)."""
+def host_leaf(host: np.ndarray, device, names=None):
+    """A computed array holding the NumPy array `host` (which it takes: made read-only),
+    with axis names `names` (an aval's: None or one per axis)."""
     host.flags.writeable = False  # the value of an immutable array
-    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype)), device)
+    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype), names), device)
 
 
 # Devices whose values are host memory: work that must read values anyway (the true elements

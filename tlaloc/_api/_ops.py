@@ -112,7 +112,7 @@ def normalize_indices(idx, n, length=None):
             # depends on whether the values had negatives.
             if not host.size or host.min() >= 0:
                 return idx
-            return host_leaf(np.where(host < 0, host + n, host), idx.device)
+            return host_leaf(np.where(host < 0, host + n, host), idx.device, idx.aval.names)
     negative = compare(idx, const_like(idx, 0), "LT")
     end = const_like(idx, n) if length is None else lax.convert(length, dtype=idx.aval.dtype)
     return select(negative, lax.add(idx, end), idx)

@@ -66,7 +66,7 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     node, ax = _sortable("sort", x, axis, descending, stable)
     host = _host_value(node)
     if host is not None:
-        return wrap(host_leaf(_sorted(host, ax, descending), node.device))
+        return wrap(host_leaf(_sorted(host, ax, descending), node.device, node.aval.names))
     return wrap(o.sort_values(node, ax, descending))
 
 
@@ -77,7 +77,7 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True):
     host = _host_value(node)
     if host is not None:
         perm = _argsorted(host, ax, descending).astype(o.index_dtype().numpy, copy=False)
-        return wrap(host_leaf(perm, node.device))
+        return wrap(host_leaf(perm, node.device, node.aval.names))
     return wrap(o.argsort_keys([node], ax, descending))
 
 
