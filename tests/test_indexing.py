@@ -47,8 +47,8 @@ def index_path(request, monkeypatch):
     that are known, are computed with NumPy; elsewhere (an accelerator) they are recorded.
     Both run here: "recorded" takes the accelerators' path on the CPU."""
     if request.param == "recorded":
-        from tlaloc._api import _ops
-        monkeypatch.setattr(_ops, "HOST_PLATFORMS", ())
+        from tlaloc._api import _core
+        monkeypatch.setattr(_core, "HOST_PLATFORMS", ())
     return request.param
 
 

@@ -209,8 +209,8 @@ def sort_path(request, monkeypatch):
     or while derivatives are recorded) the sort is recorded. The sort tests run both:
     "recorded" takes the accelerators' path on the CPU."""
     if request.param == "recorded":
-        from tlaloc._api import sorting
-        monkeypatch.setattr(sorting, "HOST_PLATFORMS", ())
+        from tlaloc._api import _core
+        monkeypatch.setattr(_core, "HOST_PLATFORMS", ())
     return request.param
 
 @pytest.mark.parametrize("dtype", REAL_DTYPES + ["float16"])

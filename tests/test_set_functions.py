@@ -33,8 +33,8 @@ def unique_path(request, monkeypatch):
     they record the sort. Both run here: "recorded sort" takes the accelerators' path on
     the CPU."""
     if request.param == "recorded sort":
-        from tlaloc._api import set_functions
-        monkeypatch.setattr(set_functions, "HOST_PLATFORMS", ())
+        from tlaloc._api import _core
+        monkeypatch.setattr(_core, "HOST_PLATFORMS", ())
     return request.param
 
 

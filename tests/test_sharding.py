@@ -501,3 +501,17 @@ def test_bad_input_on_one_device():
     assert x.sharding is None
     [s] = x.addressable_shards
     assert s.device == x.device and s.index == (slice(0, 4), slice(0, 2)) and s.data is x
+
+
+@four
+def test_host_computations_leave_a_mesh_arrays_layout(mesh):
+    """On the CPU devices, sort, masks and unique_* are computed by NumPy (tlaloc/_api/
+    _core.py, on_host); a mesh's arrays keep the recorded forms, and their layouts."""
+    host = RNG.standard_normal((8, 6))
+    x = xp.shard(named(host, ("batch", "feat")), mesh, {"batch": "data"})
+    s = xp.sort(x, axis=1)
+    assert s.sharding.mapping == {"batch": "data"}
+    np.testing.assert_array_equal(np.asarray(s), np.sort(host, axis=1))
+    np.testing.assert_array_equal(np.asarray(xp.argsort(x, axis=0)),
+                                  np.argsort(host, axis=0, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(x[x > 0.5]), host[host > 0.5])

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array, from_node as wrap   # node -> Array
-from .._devices import default_device, device as as_device
+from .._devices import Device, default_device, device as as_device
 from .._graph import Aval, leaf
 from .._prims import lax
 from .._prims import padding as _padding
@@ -213,6 +213,13 @@ def host_leaf(host: np.ndarray, device, names=None):
 # Devices whose values are host memory: work that must read values anyway (the true elements
 # of a mask, a sort for unique_*) is done there by NumPy, which moves no data
 HOST_PLATFORMS = ("cpu", "interpreter")
+
+
+def on_host(device) -> bool:
+    """Whether `device`'s arrays are each one host array of this process: a CPU or the
+    interpreter device, not a mesh's device (a subclass: its arrays are laid out over
+    several devices, and a result made on the host would lose that layout)."""
+    return type(device) is Device and device.platform in HOST_PLATFORMS
 
 
 def constant(value, shape, dtype, device):

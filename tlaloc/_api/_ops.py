@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .._context import trace
 from .._graph import evaluate
-from ._core import HOST_PLATFORMS, cast, constant, host_leaf
+from ._core import cast, constant, host_leaf, on_host
 from .._prims import lax
 from .._prims import padding
 
@@ -104,7 +104,7 @@ def normalize_indices(idx, n, length=None):
     idx = cast(idx, index_dtype())
     if idx.aval.dtype.kind == "u":
         return idx
-    if length is None and idx.device.platform in HOST_PLATFORMS:
+    if length is None and on_host(idx.device):
         host = known_value(idx)
         if host is not None:
             # Computed, in host memory: wrapped there. Either way the result is a computed
@@ -313,7 +313,7 @@ def nonzero_nodes(mask):
     dimension (evaluates the count k)."""
     shape = mask.aval.shape
     dev = mask.device
-    if shape and dev.platform in HOST_PLATFORMS:
+    if shape and on_host(dev):
         # The count needs the mask's value, which is host memory here: NumPy finds the
         # coordinates, in place of the dozen operations that count, compact and unravel
         # (integers: a derivative through what they index is recorded as before).

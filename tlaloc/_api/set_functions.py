@@ -27,8 +27,8 @@ import numpy as np
 from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
-from ._core import (HOST_PLATFORMS, cast, check_devices, host_leaf, is_scalar, node_of,
-                    result_dtype, scalar_node, wrap)
+from ._core import (cast, check_devices, host_leaf, is_scalar, node_of, on_host, result_dtype,
+                    scalar_node, wrap)
 from .searching import search
 from .._prims import lax
 
@@ -61,7 +61,7 @@ def _unique(name, x, *, indices=False, inverse=False, counts=False):
         empty = o.const(0, (0,), idx, dev)
         return (wrap(o.const(0, (0,), node.aval.dtype, dev)), wrap(empty),
                 wrap(o.const(0, shape, idx, dev)), wrap(empty))
-    if dev.platform in HOST_PLATFORMS and node.aval.dtype.kind in dt.REAL_OR_BOOL_KINDS \
+    if on_host(dev) and node.aval.dtype.kind in dt.REAL_OR_BOOL_KINDS \
             and node.aval.dtype is not dt.bfloat16:   # ml_dtypes' sort misplaces its NaNs
         (host,) = o.concrete(flat)
         return _unique_on_host(flat, host, shape, indices, inverse, counts)

@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtypes as dt
 from .._context import trace
 from . import _ops as o
-from ._core import HOST_PLATFORMS, axis_of, host_leaf, node_of, wrap
+from ._core import axis_of, host_leaf, node_of, on_host, wrap
 
 
 def _sortable(name, x, axis, descending, stable):
@@ -25,7 +25,7 @@ def _host_value(node):
     """The value of `node` when it is computed in host memory and no derivative is being
     recorded: then NumPy sorts it, in place of the integer keys and the sort that suit
     XLA (a dozen operations run one by one), and the result is a computed array."""
-    if trace.retain_graph or node.device.platform not in HOST_PLATFORMS \
+    if trace.retain_graph or not on_host(node.device) \
             or node.aval.dtype is dt.bfloat16:    # ml_dtypes' sort misplaces its NaNs
         return None
     return o.known_value(node)
