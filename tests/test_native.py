@@ -118,6 +118,17 @@ def test_call_flushed_flushes_and_ignores_errors_for_the_call_only(user_state):
             big * big                                      # and so is the error state
 
 
+def test_the_numpy_1_26_error_state_is_set_and_reset_as_numpy_2s_variable():
+    # NumPy 1.26 has no error-state context variable: call_flushed's pure branch then sets
+    # and resets np.errstate through the same two calls
+    from tlaloc.backends import _fpenv
+    with np.errstate(all="warn"):
+        token = _fpenv._ErrstateVariable.set({"all": "ignore"})
+        assert np.geterr()["over"] == "ignore" and np.geterr()["invalid"] == "ignore"
+        _fpenv._ErrstateVariable.reset(token)
+        assert np.geterr()["over"] == "warn"
+
+
 def test_remembered_structures_keys_leave_the_cycle_collector_alone(lazy):
     """Compiled, the keys the devices keep for structures they have seen are untracked by
     the cycle collector (backends/_untrack.py), and what they hold stays alive; from source
