@@ -277,7 +277,10 @@ _START = textwrap.dedent("""
     import tlaloc as xp
     after_import = "jaxlib" in sys.modules
     optional = ["tlaloc.linalg", "tlaloc.fft", "tlaloc.special", "tlaloc._profile",
-                "tlaloc._explain", "tlaloc.autodiff.source", "tlaloc.random"]
+                "tlaloc._explain", "tlaloc.autodiff", "tlaloc.random", "tlaloc._jit",
+                "tlaloc._vmap", "tlaloc._export", "tlaloc._dynamic", "tlaloc.control_flow",
+                "tlaloc._sharding", "tlaloc._collectives", "tlaloc.distributed", "tlaloc.tree",
+                "ml_dtypes"]
     loaded_at_import = [m for m in optional if m in sys.modules]
     from tlaloc import profile                     # first use imports them
     assert callable(profile) and callable(xp.linalg.inv) and "special" in dir(xp)
@@ -308,6 +311,51 @@ def test_start_up_imports_neither_jaxlib_nor_the_optional_modules(tmp_path):
     assert loaded == [], f"imported by `import tlaloc`, though optional: {loaded}"
     assert value == pytest.approx(float(np.sum(np.sin([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
     assert value2 == pytest.approx(float(np.sum(np.cos([1.0, 2.0, 3.0]) * 2.0)), rel=1e-12)
+
+
+_EVERY_DEFERRED_NAME = textwrap.dedent("""
+    import tlaloc as xp
+    from tlaloc import grad, jit, tree, process_count     # from-imports find them too
+    names = sorted(xp._ON_FIRST_USE)
+    assert set(names) <= set(dir(xp))
+    found = {n: getattr(xp, n) for n in names}
+    assert found["grad"] is grad and found["jit"] is jit and found["tree"] is tree
+    assert found["process_count"] is xp.distributed.process_count is process_count
+    assert xp.grad(lambda x: (x * x).sum())(xp.asarray([1.0, 2.0])).tolist() == [2.0, 4.0]
+    print(len(names))
+""")
+
+
+def test_every_name_imported_on_first_use_is_found(tmp_path):
+    """Each subsystem `import tlaloc` leaves out (derivatives, jit, vmap, export, control
+    flow, sharding, the extensions) is there at its first use, by attribute or by
+    `from tlaloc import`."""
+    env = dict(os.environ, TLALOC_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _EVERY_DEFERRED_NAME], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[-1]) > 40
+
+
+_BFLOAT16_FROM_THE_CALLER = textwrap.dedent("""
+    import numpy as np, ml_dtypes
+    import tlaloc as xp
+    host = np.array([1.5, -2.0, 3.0], dtype=ml_dtypes.bfloat16)
+    x = xp.asarray(host)                    # before tlaloc has asked for ml_dtypes itself
+    assert x.dtype is xp.bfloat16 and xp.from_dlpack(np.zeros(2, np.float32)).dtype is xp.float32
+    assert xp.asarray(host.astype(np.float32), dtype=np.dtype(ml_dtypes.bfloat16)).dtype \
+        is xp.bfloat16
+    print(np.asarray(x * 2).tolist(), (x < 0).tolist(), xp.astype(x, xp.int32).tolist())
+""")
+
+
+def test_bfloat16_arrays_made_before_tlaloc_loads_ml_dtypes():
+    """tlaloc imports ml_dtypes when bfloat16 is first used; a caller's NumPy bfloat16 array
+    (ml_dtypes imported by the caller) is still read as tlaloc's bfloat16."""
+    out = subprocess.run([sys.executable, "-c", _BFLOAT16_FROM_THE_CALLER],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[0] == "[3.0, -4.0, 6.0] [False, True, False] [1, -2, 3]"
 
 
 _STDLIB_AT_START = textwrap.dedent("""

@@ -47,23 +47,8 @@ from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted
 from ._api.sorting import argsort, sort
 from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 
-from .autodiff import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
-                       jacrev, jvp, stop_gradient, value_and_grad, vjp)
-from ._jit import compile_log
-from ._vmap import vmap
-from ._export import Exported
-# jit / export with dynamic axes (docs/dynamic-shapes.md); without dynamic=, _jit's and _export's
-from ._dynamic import deserialize, dim_size, export, jit
 from ._prims.padding import PaddingError
-from .control_flow import cond, fori_loop, scan, switch, while_loop   # docs/control-flow.md
-from . import tree   # tlaloc.tree: map, leaves, structure, flatten, unflatten, register
-# several devices and processes (docs/distributed.md)
-from ._mesh import Mesh, Shard, Sharding, devices, local_devices
-from ._sharding import (all_gather, all_to_all, axis_index, from_process_local, pmax, pmean,
-                        pmin, ppermute, psum, psum_scatter, shard, shard_map, with_sharding)
-from ._collectives import collectives
-from . import distributed
-from .distributed import process_count, process_index
+from ._mesh import Mesh, Shard, Sharding, devices, local_devices   # docs/distributed.md
 
 __array_api_version__ = "2025.12"
 __version__ = _VERSION
@@ -97,13 +82,29 @@ from .named import Named, align_to, contract, rename, typechecked  # noqa: E402
 # need (docs/benchmarks.md, start-up): attribute -> (module, its attribute or None for the
 # module itself). tlaloc.linalg, .fft and .special are the extensions (SciPy finds
 # xp.special), profile/memory_stats docs/profiling.md.
-_ON_FIRST_USE = {
-    "fft": (".fft", None), "linalg": (".linalg", None), "special": (".special", None),
-    "random": (".random", None), "numpy": (".numpy", None),
-    "grad_source": (".autodiff.source", "grad_source"),
-    "profile": ("._profile", "profile"), "memory_stats": ("._profile", "memory_stats"),
-    "explain": ("._explain", "explain"),
+_SUBSYSTEMS = {
+    ".autodiff": ("checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd",
+                  "jacobian", "jacrev", "jvp", "stop_gradient", "value_and_grad", "vjp"),
+    ".autodiff.source": ("grad_source",),
+    # jit and export with dynamic axes (docs/dynamic-shapes.md); without dynamic=, _jit's
+    # and _export's
+    "._dynamic": ("deserialize", "dim_size", "export", "jit"),
+    "._jit": ("compile_log",),
+    "._export": ("Exported",),
+    "._vmap": ("vmap",),
+    ".control_flow": ("cond", "fori_loop", "scan", "switch", "while_loop"),
+    "._sharding": ("all_gather", "all_to_all", "axis_index", "from_process_local", "pmax",
+                   "pmean", "pmin", "ppermute", "psum", "psum_scatter", "shard", "shard_map",
+                   "with_sharding"),
+    "._collectives": ("collectives",),
+    ".distributed": ("process_count", "process_index"),
+    "._profile": ("profile", "memory_stats"),
+    "._explain": ("explain",),
 }
+_ON_FIRST_USE = {name: (module, name) for module, names in _SUBSYSTEMS.items()
+                 for name in names}
+_ON_FIRST_USE.update({m: ("." + m, None) for m in (
+    "fft", "linalg", "special", "random", "numpy", "tree", "distributed")})
 
 
 def __dir__():

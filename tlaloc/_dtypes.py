@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import builtins
 import functools
+import sys
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 
@@ -51,6 +51,33 @@ class DType:
     __hash__ = object.__hash__
 
 
+class _MLDType(DType):
+    """A dtype whose NumPy dtype is ml_dtypes' (bfloat16), imported when first asked for:
+    ml_dtypes costs ~5 ms of `import tlaloc`, and most programs never use it (jaxlib
+    imports it anyway when the PJRT client is made)."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str, kind: str, bits: int, mlir: str):
+        self.name = name
+        self.kind = kind
+        self.bits = bits
+        self.mlir = mlir
+
+    @property
+    def numpy(self) -> np.dtype:
+        try:
+            return _NUMPY_SLOT.__get__(self)
+        except AttributeError:
+            import ml_dtypes
+            _NUMPY_SLOT.__set__(self, np.dtype(getattr(ml_dtypes, self.name)))
+            _BY_NUMPY[_NUMPY_SLOT.__get__(self)] = self
+            return _NUMPY_SLOT.__get__(self)
+
+
+_NUMPY_SLOT = DType.numpy   # the slot's descriptor, which _MLDType.numpy shadows
+
+
 _PY_BOOL = builtins.bool   # (the module's `bool` is the dtype)
 bool = DType("bool", np.bool_, "b", 8, "i1")
 int8 = DType("int8", np.int8, "i", 8, "i8")
@@ -62,7 +89,7 @@ uint16 = DType("uint16", np.uint16, "u", 16, "ui16")
 uint32 = DType("uint32", np.uint32, "u", 32, "ui32")
 uint64 = DType("uint64", np.uint64, "u", 64, "ui64")
 float16 = DType("float16", np.float16, "f", 16, "f16")
-bfloat16 = DType("bfloat16", ml_dtypes.bfloat16, "f", 16, "bf16")
+bfloat16 = _MLDType("bfloat16", "f", 16, "bf16")
 float32 = DType("float32", np.float32, "f", 32, "f32")
 float64 = DType("float64", np.float64, "f", 64, "f64")
 complex64 = DType("complex64", np.complex64, "c", 64, "complex<f32>")
@@ -71,7 +98,7 @@ complex128 = DType("complex128", np.complex128, "c", 128, "complex<f64>")
 ALL = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
        float16, bfloat16, float32, float64, complex64, complex128)
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NUMPY = {d.numpy: d for d in ALL}
+_BY_NUMPY = {d.numpy: d for d in ALL if type(d) is DType}   # bfloat16's once it is loaded
 
 # The standard's dtype categories as strings of kind letters (DType.kind, NumPy's letters:
 # b bool, i signed integer, u unsigned integer, f real floating, c complex floating), for
@@ -100,15 +127,37 @@ def _by_name(name: str) -> DType:
 def of_numpy(np_dtype: np.dtype):
     """The tlaloc dtype of a NumPy dtype object, or None (no conversion, no error: the fast
     path of asarray)."""
-    return _BY_NUMPY.get(np_dtype)
+    d = _BY_NUMPY.get(np_dtype)
+    if d is None and _ml_dtypes_found():
+        d = _BY_NUMPY.get(np_dtype)
+    return d
 
 
 def from_numpy(dt) -> DType:
     """The tlaloc dtype of a NumPy dtype; TypeError for dtypes tlaloc does not have."""
     try:
-        return _BY_NUMPY[np.dtype(dt)]
-    except (KeyError, TypeError):
-        raise TypeError(f"tlaloc has no dtype matching NumPy's {dt!r}") from None
+        np_dtype = np.dtype(dt)
+    except TypeError:
+        np_dtype = None
+    d = None if np_dtype is None else of_numpy(np_dtype)
+    if d is None:
+        raise TypeError(f"tlaloc has no dtype matching NumPy's {dt!r}")
+    return d
+
+
+def _ml_dtypes_found() -> builtins.bool:
+    """Whether ml_dtypes is imported (by the caller, or by jaxlib), its dtypes now registered:
+    a NumPy array of bfloat16 can exist only then."""
+    if "ml_dtypes" not in sys.modules:
+        return False
+    bfloat16.numpy    # registers it
+    return True
+
+
+def numpy_is_bfloat16(np_dtype: np.dtype) -> builtins.bool:
+    """Whether a NumPy dtype is bfloat16, importing nothing: NumPy's kind for ml_dtypes'
+    dtypes is "V", and no other "V" dtype reaches tlaloc's arrays."""
+    return np_dtype.kind == "V" and np_dtype == bfloat16.numpy
 
 
 def canonicalize(dtype, name=None, argname="dtype") -> DType:
@@ -334,6 +383,7 @@ class iinfo_object:
 
 @functools.lru_cache(maxsize=None)
 def _finfo(d: DType) -> finfo_object:
+    import ml_dtypes   # its finfo knows bfloat16
     f = ml_dtypes.finfo(real_of(d).numpy)
     # bits: the width of the real-valued floating dtype (32 for complex64), as the standard says
     return finfo_object(bits=real_of(d).bits, eps=float(f.eps), max=float(f.max), min=float(f.min),

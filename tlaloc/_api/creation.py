@@ -102,7 +102,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
         return wrap(host_leaf(host, dev))
     if not host.dtype.isnative:   # big-endian data (FITS, network formats): native order
         host = host.astype(host.dtype.newbyteorder("="))
-    if host.dtype == object or host.dtype.kind not in dt.ALL_KINDS and host.dtype not in (dt.bfloat16.numpy,):
+    if host.dtype == object or host.dtype.kind not in dt.ALL_KINDS and not dt.numpy_is_bfloat16(host.dtype):
         raise TypeError(f"asarray: unsupported dtype {host.dtype}")
     if dtype is not None and host.dtype != dtype.numpy:
         host = host.astype(dtype.numpy)

@@ -438,10 +438,8 @@ def _compared(x):
     """x as comparisons read it: bfloat16 as float32 (exact). ml_dtypes (0.7) compares
     bfloat16 without float instructions, so a subnormal is not read as zero (DAZ) as
     XLA:CPU reads it; as float32 it is, in the interpreter's flush-to-zero mode."""
-    return x.astype(np.float32) if x.dtype == _BFLOAT16 else x
+    return x.astype(np.float32) if dt.numpy_is_bfloat16(x.dtype) else x
 
-
-_BFLOAT16 = dt.bfloat16.numpy
 
 # x == y gives y (so nextafter(+0, -0) is -0), as in XLA and C99; NumPy's float16 gives x
 nextafter = _binary("nextafter", "chlo.next_after",
@@ -656,7 +654,7 @@ def _convert_impl(x, *, dtype):
     target = dtype.numpy
     if dtype.kind == "b":
         return x != 0
-    if (x.dtype.kind in dt.FLOATING_KINDS or x.dtype == dt.bfloat16.numpy) and dtype.kind in dt.INTEGER_KINDS:
+    if (x.dtype.kind in dt.FLOATING_KINDS or dt.numpy_is_bfloat16(x.dtype)) and dtype.kind in dt.INTEGER_KINDS:
         # XLA saturates out-of-range values and maps NaN to 0 (bfloat16 too: NumPy's kind
         # for it is "V", and its astype wraps)
         info = np.iinfo(target)
