@@ -43,9 +43,10 @@ MASK_KEYS = [A % 3 == 0, (A[:, :, 0] > 10,), (slice(None), A[0] % 2 == 0),
 
 @pytest.fixture(params=["on the host", "recorded"])
 def index_path(request, monkeypatch):
-    """On the host devices a mask's coordinates, and the wrapping of negative index values
-    that are known, are computed with NumPy; elsewhere (an accelerator) they are recorded.
-    Both run here: "recorded" takes the accelerators' path on the CPU."""
+    """On the host devices a mask's coordinates, the wrapping of negative index values that
+    are known, and basic indexing and writes of small computed arrays are computed with
+    NumPy; elsewhere (an accelerator) they are recorded. Both run here: "recorded" takes the
+    accelerators' path on the CPU."""
     if request.param == "recorded":
         from tlaloc._api import _core
         monkeypatch.setattr(_core, "HOST_PLATFORMS", ())

@@ -35,10 +35,21 @@ def _desc_argsort(a, axis):
     return a.shape[axis] - 1 - res
 
 
+@pytest.fixture(params=["on the host", "recorded"])
+def host_path(request, monkeypatch):
+    """On the host devices a computed array is sorted, and its argmax found, by NumPy;
+    elsewhere (an accelerator, or while derivatives are recorded) the operations are
+    recorded. The tests run both: "recorded" takes the accelerators' path on the CPU."""
+    if request.param == "recorded":
+        from tlaloc._api import _core
+        monkeypatch.setattr(_core, "HOST_PLATFORMS", ())
+    return request.param
+
+
 # ----------------------------------------------------------------------------- argmax / argmin
 
 @pytest.mark.parametrize("dtype", REAL_DTYPES)
-def test_argmax_argmin(tier, dtype):
+def test_argmax_argmin(tier, dtype, host_path):
     a = _data(dtype)
     a[0] = a[0, 0]  # a row of ties: the first occurrence wins
     x = xp.asarray(a, device=tier)
@@ -51,7 +62,7 @@ def test_argmax_argmin(tier, dtype):
     check_all(pairs)
 
 
-def test_argmax_special_cases(tier):
+def test_argmax_special_cases(tier, host_path):
     a = np.array([[1.0, np.nan, 3.0, np.nan], [-0.0, 0.0, -np.inf, -np.inf], [2.0, 2.0, 1.0, np.inf]])
     x = xp.asarray(a, device=tier)
     check_all([(xp.argmax(x, axis=1), np.argmax(a, axis=1)), (xp.argmin(x, axis=1), np.argmin(a, axis=1)),
@@ -203,18 +214,9 @@ def test_where_keeps_a_python_scalar_0d_through_every_rule(tier):
 
 # ----------------------------------------------------------------------------- sort / argsort
 
-@pytest.fixture(params=["on the host", "recorded"])
-def sort_path(request, monkeypatch):
-    """On the host devices a computed array is sorted by NumPy; elsewhere (an accelerator,
-    or while derivatives are recorded) the sort is recorded. The sort tests run both:
-    "recorded" takes the accelerators' path on the CPU."""
-    if request.param == "recorded":
-        from tlaloc._api import _core
-        monkeypatch.setattr(_core, "HOST_PLATFORMS", ())
-    return request.param
 
 @pytest.mark.parametrize("dtype", REAL_DTYPES + ["float16"])
-def test_sort_argsort(tier, dtype, sort_path):
+def test_sort_argsort(tier, dtype, host_path):
     a = _data(dtype, (5, 7))
     x = xp.asarray(a, device=tier)
     pairs = []
@@ -228,7 +230,7 @@ def test_sort_argsort(tier, dtype, sort_path):
     check_all(pairs)
 
 
-def test_sort_special_values_and_shapes(tier, sort_path):
+def test_sort_special_values_and_shapes(tier, host_path):
     v = np.array([3.0, np.nan, -0.0, 0.0, 1.0, -np.nan, -np.inf, 1.0, np.inf, 0.0, -0.0])
     x = xp.asarray(v, device=tier)
     check_all([
@@ -255,7 +257,7 @@ def test_sort_special_values_and_shapes(tier, sort_path):
         xp.argsort(xp.asarray(1.0, device=tier))
 
 
-def test_sort_long_rows(tier, sort_path):
+def test_sort_long_rows(tier, host_path):
     """A larger sort (many comparator calls) and a permutation check."""
     rng = np.random.default_rng(4)
     a = rng.integers(0, 50, (3, 500)).astype(np.int32)
@@ -264,7 +266,7 @@ def test_sort_long_rows(tier, sort_path):
                (xp.argsort(x, axis=1, descending=True), _desc_argsort(a, 1))])
 
 
-def test_bfloat16_order(tier, sort_path):
+def test_bfloat16_order(tier, host_path):
     """bfloat16 keys sort like their float32 values (NaN last, zeros equal)."""
     v = np.array([3.0, np.nan, 1.0, -0.0, 0.0, -np.inf, 1.0, -np.nan], dtype=np.float32)
     x = xp.asarray(v, device=tier)

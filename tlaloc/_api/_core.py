@@ -9,7 +9,9 @@ import os
 
 import numpy as np
 
+from .. import _context
 from .. import _dtypes as dt
+from .._config import config
 from .._array import Array, from_node as wrap   # node -> Array
 from .._devices import Device, default_device, device as as_device
 from .._graph import Aval, leaf
@@ -220,6 +222,20 @@ def on_host(device) -> bool:
     interpreter device, not a mesh's device (a subclass: its arrays are laid out over
     several devices, and a result made on the host would lose that layout)."""
     return type(device) is Device and device.platform in HOST_PLATFORMS
+
+
+def eager_host_value(node):
+    """node's NumPy value where NumPy may do an operation on it at once in place of recording
+    it, as `bind` runs a small one (backends/interpreter.py, run_now): node is computed, its
+    value a NumPy array of a host device of at most config.eager_max_size elements, and
+    nothing keeps the graph (no derivative recorded, no jit trace or on_bind hook, no
+    observer). Else None: a larger value stays an input of the program recorded on it."""
+    value = node.value
+    if type(value) is not np.ndarray or value.size > config.eager_max_size \
+            or _context.trace.retain_graph or _context.engaged \
+            or _context.observer is not None or not on_host(node.device):
+        return None
+    return value
 
 
 def constant(value, shape, dtype, device):

@@ -36,11 +36,13 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
+from .._config import config
 from . import _ops as o
 from . import views
 from .._prims import lax
 from ._core import (axis_of, broadcast_shapes, cast, check_devices, check_size, constant, distinct,
-                    names_of, node_of, renamed, scalar_node, unify, wrap)
+                    eager_host_value, host_leaf, names_of, node_of, renamed, scalar_node, unify,
+                    wrap)
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -184,6 +186,52 @@ def _expand_masks(entries):
 
 def _has_arrays(entries):
     return builtins.any(isinstance(e, (_Ints, _Mask)) for e in entries)
+
+
+def _host_key(node, parsed):
+    """x's value reshaped to parsed.shape, and the NumPy key of the parsed entries (index
+    arrays as their values), where NumPy may index it at once: x and every index array are
+    computed on the host (eager_host_value), none has axis names (the recorded gather
+    gives index arrays' names to the result), the key reads alike in NumPy (an ellipsis
+    that expands to nothing separates index arrays, where the entries no longer have it),
+    and the result is small (at most config.eager_max_size elements). Else None: the
+    indexing is recorded. Index values out of bounds are an IndexError here."""
+    host = eager_host_value(node)
+    if host is None or node.aval.names is not None:
+        return None
+    key, batch, advanced = [], [], []
+    for axis, e in enumerate(parsed.entries):
+        if isinstance(e, (_Ints, _Mask)):
+            value = eager_host_value(e.node)
+            if value is None or e.node.aval.names is not None:
+                return None
+            if isinstance(e, _Mask):
+                batch.append((builtins.int(np.count_nonzero(value)),))
+            else:
+                batch.append(value.shape)
+                if value.size:
+                    _check_values("indexing", value, axis, parsed.shape[axis])
+            key.append(value)
+            advanced.append(axis)
+        else:
+            key.append(e)
+            if type(e) is builtins.int:
+                advanced.append(axis)
+    if (advanced == list(range(advanced[0], advanced[0] + len(advanced)))) != parsed.adjacent:
+        return None
+    if len(batch) == 1:
+        size = math.prod(batch[0])
+    else:
+        try:
+            size = math.prod(np.broadcast_shapes(*batch))
+        except ValueError:
+            return None     # (the recorded path says which shapes do not broadcast)
+    kept = [n for n, e in zip(parsed.shape, parsed.entries) if type(e) is builtins.slice]
+    if size * math.prod(kept) > config.eager_max_size:
+        return None
+    if host.shape != parsed.shape:
+        host = host.reshape(parsed.shape)
+    return host, tuple(key)
 
 
 # ----------------------------------------------------------------------------- basic indexing
@@ -342,7 +390,8 @@ class _BasicIndex(views.Step):
     steps of recent keys, so a key repeated on a shape (a loop body) is parsed once. A step
     is immutable once made: views share it."""
     __slots__ = ("key", "expanded", "entries", "shape", "inserted", "scalar", "_in_shape",
-                 "_ints", "_sizes", "_reverse", "_slice", "_reshape_out", "_put", "_layouts")
+                 "_ints", "_sizes", "_reverse", "_slice", "_reshape_out", "_numpy_key", "_put",
+                 "_layouts")
 
     def __init__(self, key, parsed, in_shape):
         self.key = key
@@ -377,11 +426,24 @@ class _BasicIndex(views.Step):
         else:
             self._slice = {"start": start, "limit": limit, "strides": strides}
         self._reshape_out = kept != self.shape
+        # the key NumPy reads as this step (one entry an axis of `expanded`; the `...` makes
+        # an all-int key give a 0-d array, not a scalar)
+        self._numpy_key = tuple(self.entries) + (Ellipsis,)
         self._put = None          # the write's parameters, made at the first write
         self._layouts = {}        # parent strides (or item size, C order) -> layout
 
     def forward(self, node):
         names = node.aval.names
+        host = eager_host_value(node)
+        if host is not None:
+            # NumPy's view of the computed value (no copy), which the operations below would
+            # compute one by one; a value is immutable, so the view is too
+            if host.shape != self.expanded:
+                host = host.reshape(self.expanded)
+            out = host[self._numpy_key]
+            if names is not None:
+                names = _getitem_names(names, self.key, len(names), len(self.shape))
+            return host_leaf(out, node.device, names)
         if node.aval.shape != self.expanded:
             node = lax.reshape(node, shape=self.expanded)
         if self._ints:
@@ -406,6 +468,15 @@ class _BasicIndex(views.Step):
     def put(self, x, v):
         """x (of the step's input shape) with the step's part replaced by v (broadcast to
         the part's shape): what `x[key] = v` records."""
+        host = eager_host_value(x)
+        value = None if host is None else eager_host_value(v)
+        if value is not None:
+            # both computed: NumPy writes into a copy, which the operations below would
+            # compute one by one
+            out = host.copy()
+            out.reshape(self.expanded)[self._numpy_key] = value.reshape(
+                _assignable(value.shape, self.shape))
+            return host_leaf(out, x.device, x.aval.names)
         x2 = x if x.aval.shape == self.expanded else lax.reshape(x, shape=self.expanded)
         put = self._put
         if put is None:
@@ -514,6 +585,11 @@ def getitem(x: Array, key):
             return wrap(step.forward(x._node))
         strides, offset = step.layout_of(x)
         return views.view(x, step, strides, offset=offset)
+    found = _host_key(x._node, parsed)
+    if found is not None:
+        host, host_key = found
+        # (np.asarray: NumPy reads 0-d index arrays as ints, so an all-int key gives a scalar)
+        return wrap(host_leaf(np.asarray(host[host_key]), x.device))
     entries = _expand_masks(parsed.entries)
     basic = [e if isinstance(e, builtins.slice) else builtins.slice(None) for e in entries]
     y = _apply_basic(o.reshape(x._node, parsed.shape), basic)
@@ -548,18 +624,25 @@ def _value_node(x, value):
                     f"got {type(value).__name__}")
 
 
+def _assignable(vshape, shape):
+    """`vshape` less the leading size-1 dimensions an assignment into a region of `shape`
+    drops; ValueError where it does not broadcast to `shape`."""
+    trimmed = vshape
+    while len(trimmed) > len(shape) and trimmed[0] == 1:
+        trimmed = trimmed[1:]
+    if len(trimmed) > len(shape) or builtins.any(
+            a not in (1, b) for a, b in zip(trimmed[::-1], shape[::-1])):
+        raise ValueError(f"__setitem__: a value of shape {tuple(vshape)} cannot be broadcast "
+                         f"to the indexed shape {tuple(shape)}")
+    return trimmed
+
+
 def _broadcast_value(v, shape):
     """`v` broadcast to `shape` for assignment (leading size-1 dimensions may be dropped)."""
     vshape = v.aval.shape
     if vshape == shape:
         return v
-    while len(vshape) > len(shape) and vshape[0] == 1:
-        vshape = vshape[1:]
-    if len(vshape) > len(shape) or builtins.any(
-            a not in (1, b) for a, b in zip(vshape[::-1], shape[::-1])):
-        raise ValueError(f"__setitem__: a value of shape {v.aval.shape} cannot be broadcast "
-                         f"to the indexed shape {tuple(shape)}")
-    v = o.reshape(v, vshape)
+    v = o.reshape(v, _assignable(vshape, shape))
     return o.broadcast(v, tuple(shape))
 
 
@@ -673,6 +756,19 @@ def _leading_mask_select(x2, entries, v):
     return o.select(mask, full, x2)
 
 
+def _written(host, key, value):
+    """A copy of `host` with host[key] = value, by NumPy (the last of repeated indices
+    lands), in x's shape; ValueError, as the recorded path words it, for a value that does
+    not broadcast to the indexed part."""
+    out = host.copy()
+    try:
+        out[key] = value
+    except ValueError:
+        raise ValueError(f"__setitem__: a value of shape {value.shape} cannot be broadcast "
+                         f"to the indexed shape {host[key].shape}") from None
+    return out
+
+
 def setitem(x: Array, key, value) -> Array:
     """The array `x` with `x[key]` replaced by `value` (x itself is not changed)."""
     step = _plan(x, key)
@@ -682,6 +778,10 @@ def setitem(x: Array, key, value) -> Array:
         return wrap(renamed(step.put(node, v), node.aval.names))
     parsed = _parse(x, key)
     v = _value_node(x, value)
+    found = _host_key(x._node, parsed)
+    v_host = None if found is None else eager_host_value(v)
+    if v_host is not None:
+        return wrap(host_leaf(_written(*found, v_host).reshape(x.shape), x.device))
     x2 = o.reshape(x._node, parsed.shape)
     out = _leading_mask_select(x2, parsed.entries, v) if not parsed.inserted else None
     if out is None:
@@ -713,11 +813,16 @@ def _check_bounds(name, node, x, axis):
     host = o.known_value(node)
     if host is not None and host.size:
         n, what = o.fixed_index_bound(x, axis, x.aval.shape[axis])
-        lo, hi = host.min(), host.max()
-        if lo < -n or hi >= n:
-            bad = lo if lo < -n else hi
-            raise IndexError(f"{name}: index {builtins.int(bad)} is out of bounds for axis "
-                             f"{axis} with {what}")
+        _check_values(name, host, axis, n, what)
+
+
+def _check_values(name, host, axis, n, what=None):
+    """IndexError for index values `host` (not empty) outside [-n, n) on axis `axis`."""
+    lo, hi = host.min(), host.max()
+    if lo < -n or hi >= n:
+        bad = lo if lo < -n else hi
+        raise IndexError(f"{name}: index {builtins.int(bad)} is out of bounds for axis "
+                         f"{axis} with {what or f'size {n}'}")
 
 
 def take(x, indices, /, *, axis=None):

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
 from .._prims import lax
 from ._core import (broadcast_shapes, cast, check_bool, check_devices, check_size, is_scalar,
-                    axes_of, axis_of, check_names, node_of, renamed, result_dtype, scalar_node, wrap)
+                    axes_of, axis_of, check_names, eager_host_value, host_leaf, node_of, renamed,
+                    result_dtype, scalar_node, wrap)
 
 
 def _real(name, x, argname="x"):
@@ -18,19 +21,32 @@ def _real(name, x, argname="x"):
     return node
 
 
-def _arg_extremum(name, prim):
+def _host_value(node):
+    """node's value where NumPy finds the extremum at once (bfloat16 aside: ml_dtypes'
+    argmax does not put its NaNs first); None for a named array, whose result keeps names."""
+    if node.aval.names is not None or node.aval.dtype is dt.bfloat16:
+        return None
+    return eager_host_value(node)
+
+
+def _arg_extremum(name, prim, host_search):
     def fn(x, /, *, axis=None, keepdims=False):
         node = _real(name, x)
         check_bool(name, keepdims, "keepdims")
         shape = node.aval.shape
-        if axis is None:
+        ax = None if axis is None else axis_of(name, node, axis)
+        if (math.prod(shape) if ax is None else shape[ax]) == 0:
+            raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+        host = _host_value(node)
+        if host is not None:
+            # NumPy's argmax and argmin give the composition's result: the first extremal
+            # element, the first NaN where there is one
+            found = host_search(host, axis=ax, keepdims=keepdims)
+            return wrap(host_leaf(np.asarray(found, o.index_dtype().numpy), node.device))
+        if ax is None:
             node = o.flatten(node)
             ax = 0
-        else:
-            ax = axis_of(name, node, axis)
         n = node.aval.shape[ax]
-        if n == 0:
-            raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
         full = node.aval.shape
         others = tuple(d for d in range(len(full)) if d != ax)
         best = o.broadcast(prim(node, axes=(ax,)), full, dims=others)
@@ -51,8 +67,8 @@ def _arg_extremum(name, prim):
     return fn
 
 
-argmax = _arg_extremum("argmax", lax.reduce_max)
-argmin = _arg_extremum("argmin", lax.reduce_min)
+argmax = _arg_extremum("argmax", lax.reduce_max, np.argmax)
+argmin = _arg_extremum("argmin", lax.reduce_min, np.argmin)
 argmax.__doc__ = ("The index of the first maximal element along `axis` (of the flattened array "
                   "when axis is None). A NaN is the maximum: the first NaN's index is returned.")
 argmin.__doc__ = ("The index of the first minimal element along `axis` (of the flattened array "

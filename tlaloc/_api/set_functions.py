@@ -27,8 +27,8 @@ import numpy as np
 from .. import _dtypes as dt
 from .._array import Array
 from . import _ops as o
-from ._core import (cast, check_devices, host_leaf, is_scalar, node_of, on_host, result_dtype,
-                    scalar_node, wrap)
+from ._core import (cast, check_devices, eager_host_value, host_leaf, is_scalar, node_of, on_host,
+                    result_dtype, scalar_node, wrap)
 from .searching import search
 from .._prims import lax
 
@@ -93,7 +93,7 @@ def _unique(name, x, *, indices=False, inverse=False, counts=False):
 def _unique_on_host(flat, host, shape, indices, inverse, counts):
     """_unique's results for the 1-d `flat` (n > 0 elements, real or bool) whose value is
     `host`: the sort and the runs of equal values computed by NumPy, the values recorded as
-    a gather of `flat`."""
+    a gather of `flat` where the graph is kept (a derivative flows to x through them)."""
     dev = flat.device
     idx = o.index_dtype().numpy
     n = host.shape[0]
@@ -104,7 +104,10 @@ def _unique_on_host(flat, host, shape, indices, inverse, counts):
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])   # NaN != NaN: each its own run
     starts = np.flatnonzero(first)
     at = perm[starts].astype(idx)            # the first occurrence of each value
-    values = o.take_axis(flat, host_leaf(at, dev), 0)
+    if eager_host_value(flat) is not None:   # nothing keeps the graph: no gather to record
+        values = host_leaf(ordered[starts], dev, flat.aval.names)
+    else:
+        values = o.take_axis(flat, host_leaf(at, dev), 0)
     out_indices = out_inverse = out_counts = None
     if indices:
         out_indices = host_leaf(at.copy(), dev)

@@ -192,6 +192,13 @@ def _dot_emit(ctx, lhs, rhs, *, contract, batch):
                       attrs=f"dot_dimension_numbers = {dims}, precision_config = {precision}")
 
 
+def _all_finite(a) -> bool:
+    """Whether every element of the floating array `a` is finite, read from one sum (no
+    temporary array): a NaN or an infinity makes the sum NaN or infinite. A sum that
+    overflows says False of finite elements, which only costs the exact path."""
+    return bool(np.isfinite(np.add.reduce(a, axis=None)))
+
+
 def _dot_exact(lhs, rhs, contract, batch):
     """dot_general as a plain sum of products (einsum's own loops, no BLAS): BLAS kernels
     may skip zero factors, so inf * 0 would not give nan. A contraction over one element is
@@ -218,7 +225,7 @@ def _dot_exact(lhs, rhs, contract, batch):
 def _dot_impl(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
     if lhs.dtype.kind in dt.FLOATING_KINDS and (math.prod([lhs.shape[i] for i in lc]) == 1
-                                   or not (np.isfinite(lhs).all() and np.isfinite(rhs).all())):
+                                   or not (_all_finite(lhs) and _all_finite(rhs))):
         return _dot_exact(lhs, rhs, contract, batch)
     if not lb:
         if lc == (lhs.ndim - 1,) and rc == (0,) and lhs.ndim <= 2 and rhs.ndim <= 2:
