@@ -49,6 +49,9 @@ from ._api.set_functions import isin, unique_all, unique_counts, unique_inverse,
 
 from ._prims.padding import PaddingError
 from ._mesh import Mesh, Shard, Sharding, devices, local_devices   # docs/distributed.md
+# The interpreter runs every operation done at once and every first evaluation: loaded with
+# the package rather than by the first line that computes
+from .backends import interpreter as _interpreter  # noqa: F401
 
 __array_api_version__ = "2025.12"
 __version__ = _VERSION
