@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tlaloc as xp
-from helpers import assert_matches
+from helpers import assert_matches, recorded
 
 A = np.arange(60).reshape(3, 4, 5)
 
@@ -261,3 +261,30 @@ def test_named_index_arrays_keep_their_names(tier, index_path):
         got = x[idx]
         assert got.names == ("i", "j", None)
         assert_matches(got, A[0][np.array(values)])
+
+
+def test_small_computed_arrays_are_indexed_by_numpy_without_recording():
+    """Where bind would run the operations at once (a small computed host array, nothing
+    keeping the graph), NumPy indexes, writes and finds argmax and unique values itself:
+    no operation runs through the interpreter, and the results are NumPy's."""
+    a = np.arange(24.0).reshape(4, 6)
+    x = xp.asarray(a, device="cpu")
+    mask, rows = xp.asarray(a[:, 0] > 5, device="cpu"), xp.asarray([3, 0, -1], device="cpu")
+    labels = xp.asarray(a[0] // 2, device="cpu")
+    xp.reset_cache_info()
+    got = [x[2], x[:, 1:4], x[1, 2], x[mask], x[rows], x[rows, 1:3], xp.argmax(x, axis=1),
+           xp.unique_values(labels)]
+    y = xp.asarray(a, device="cpu")
+    y[1] = 5.0
+    y[mask, 2] = -1.0
+    assert xp.cache_info()["immediate"] == 0
+    want = a.copy()
+    want[1] = 5.0
+    want[a[:, 0] > 5, 2] = -1.0
+    for g, w in zip(got + [y], [a[2], a[:, 1:4], a[1, 2], a[a[:, 0] > 5], a[[3, 0, -1]],
+                              a[[3, 0, -1], 1:3], np.argmax(a, axis=1),
+                              np.unique(a[0] // 2), want]):
+        assert_matches(g, w)
+    with recorded():      # larger than eager_max_size: recorded as before
+        z = x[mask]
+    assert z._node.value is None or xp.cache_info()["immediate"] > 0
