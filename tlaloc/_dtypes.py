@@ -70,9 +70,10 @@ class _MLDType(DType):
             return _NUMPY_SLOT.__get__(self)
         except AttributeError:
             import ml_dtypes
-            _NUMPY_SLOT.__set__(self, np.dtype(getattr(ml_dtypes, self.name)))
-            _BY_NUMPY[_NUMPY_SLOT.__get__(self)] = self
-            return _NUMPY_SLOT.__get__(self)
+            value = np.dtype(getattr(ml_dtypes, self.name))
+            _NUMPY_SLOT.__set__(self, value)
+            _BY_NUMPY[value] = self
+            return value
 
 
 _NUMPY_SLOT = DType.numpy   # the slot's descriptor, which _MLDType.numpy shadows
