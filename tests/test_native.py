@@ -53,7 +53,7 @@ import json, sys, warnings
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import tlaloc
-    import tlaloc._api.elementwise, tlaloc._graph, tlaloc._prims.core
+    import tlaloc._api.elementwise, tlaloc._graph, tlaloc._prims.core, tlaloc.backends.pjrt
 mods = {m: f for m in sys.modules if m.startswith("tlaloc")
         and (f := getattr(sys.modules[m], "__file__", None))}   # (namespace packages: none)
 print(json.dumps({"native": list(tlaloc.native_modules()), "files": mods,
@@ -164,6 +164,38 @@ def test_remembered_structures_keys_leave_the_cycle_collector_alone(lazy):
     del held
     gc.collect()
     assert ref() is None
+
+
+def test_nodes_whose_parameters_hold_atoms_leave_the_cycle_collector_alone():
+    """Compiled, a node whose parameters are atoms (or none) is untracked by the cycle
+    collector (tlaloc/_graph.py, "Nodes and the cycle collector"), pending or computed; a
+    node whose parameters hold an object stays tracked, so a cycle through it (a rule
+    object that refers to its own result) is still collected. From source every node
+    stays tracked."""
+    import gc
+    import weakref
+
+    from tlaloc import _graph
+    from tlaloc._prims import lax
+
+    compiled = _graph._COMPILED
+    x = tlaloc.asarray(np.arange(6.0))
+    computed = x * 2.0                               # no parameters, run as recorded
+    pending = tlaloc.asarray(np.arange(tlaloc.config.eager_max_size + 1.0)) * 2.0   # lazy
+    for a in (x, computed, pending):
+        assert gc.is_tracked(a._node) is not compiled
+    assert pending._node.value is None and computed._node.value is not None
+
+    class Rule:             # a parameter that refers back to the node holding it
+        result = None
+
+    rule = Rule()
+    rule.result = tlaloc.Array._from_node(lax.custom_derivative_call(x._node, rule=rule))
+    assert gc.is_tracked(rule.result._node)
+    ref = weakref.ref(rule)
+    del rule
+    gc.collect()
+    assert ref() is None, "a cycle through a node's parameters was not collected"
 
 
 @pytest.fixture

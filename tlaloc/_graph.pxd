@@ -25,3 +25,8 @@ cpdef _evaluate(nodes)
 cpdef _run_plan(targets, device)
 
 cpdef note_pending_owner(ref)
+
+# the cycle collector's view of nodes (see "Nodes and the cycle collector" in _graph.py)
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object op)
+    int PyObject_GC_IsTracked(object op)

@@ -23,6 +23,12 @@ from ._context import trace as _trace
 from ._dtypes import DType
 from . import _protocol as protocol
 
+try:
+    import cython           # compiled: a compile-time constant; installed: False
+    _COMPILED = cython.compiled
+except ImportError:         # Cython is only a build dependency
+    _COMPILED = False
+
 
 class Aval(NamedTuple):
     """Abstract value: what is known about a node before it is computed. `names` is None
@@ -121,6 +127,18 @@ _FIRST = operator.itemgetter(0)   # (number, node, inputs) tuples sort by number
 _SECOND = operator.itemgetter(1)
 _weakref = weakref.ref
 
+# Nodes and the cycle collector. A pending graph is thousands of live nodes (a loop's
+# steps before a cut), and CPython's collector walked them all at every collection of
+# their generation: about a tenth of a stencil step's recording. A node is in a reference
+# cycle only through its parameters: its inputs are older nodes, its consumers and owner
+# weak references, its value an array or buffer, its abstract value and device hold no
+# node. So a node whose parameters are atoms (a dict CPython does not track: ints,
+# strings, floats, None, tuples it has untracked; or no parameters) is untracked, as
+# CPython untracks a tuple of atoms; parameters it tracks (a rule object, a sub-program, a
+# new tuple) keep the node tracked. Untracked, a node is still freed by its reference
+# count: the collector only stops walking it. Compiled build only (the C API is declared
+# in _graph.pxd).
+
 
 class Node:
     __slots__ = ("prim", "inputs", "params", "aval", "device", "value", "pending", "consumers",
@@ -160,6 +178,8 @@ def leaf(value, aval: Aval, device) -> Node:
     node.pending = 0 if value is not None else 1
     node.consumers = None
     node.owner = None
+    if _COMPILED:
+        PyObject_GC_UnTrack(node)    # no parameters: see "Nodes and the cycle collector"
     return node
 
 
@@ -205,6 +225,8 @@ def bind(prim, inputs: tuple, params: dict, device=None) -> Node:
     node.value = None
     node.consumers = None
     node.owner = None
+    if _COMPILED and (params is None or not PyObject_GC_IsTracked(params)):
+        PyObject_GC_UnTrack(node)
     if _context.engaged:
         on_bind = _trace.on_bind
         if on_bind is not None:

@@ -58,11 +58,11 @@ REGISTRY: dict = {}
 class Primitive:
     __slots__ = ("name", "infer", "emit", "impl", "jvp", "vjp", "source", "elementwise",
                  "names", "formula", "formula_kinds", "formula_cache", "op_emit", "op_impl",
-                 "batch", "padding", "impl_into", "into_operands", "__weakref__")
+                 "batch", "padding", "impl_into", "into_operands", "moves_data", "__weakref__")
 
     def __init__(self, name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
                  elementwise=False, names=None, formula=None, formula_kinds="c", batch=None, padding=None,
-                 impl_into=None, into_operands=None):
+                 impl_into=None, into_operands=None, moves_data=False):
         if name in REGISTRY:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
@@ -91,6 +91,9 @@ class Primitive:
             impl_into = _ufunc_into(self.impl)
         self.impl_into = impl_into
         self.into_operands = into_operands
+        # The implementation only moves, copies or makes elements (no arithmetic): run as it
+        # is recorded, it needs neither flushed subnormals nor NumPy's error state
+        self.moves_data = moves_data
         REGISTRY[name] = self
 
     def __repr__(self):
@@ -108,11 +111,12 @@ def _ufunc_into(ufunc):
 
 def declare(name, *, infer, emit, impl, jvp=None, vjp=None, source=None,
             elementwise=False, names=None, formula=None, formula_kinds="c",
-            batch=None, padding=None, impl_into=None, into_operands=None) -> Primitive:
+            batch=None, padding=None, impl_into=None, into_operands=None,
+            moves_data=False) -> Primitive:
     return Primitive(name, infer=infer, emit=emit, impl=impl, jvp=jvp, vjp=vjp, source=source,
                      elementwise=elementwise, names=names, formula=formula,
                      formula_kinds=formula_kinds, batch=batch, padding=padding,
-                     impl_into=impl_into, into_operands=into_operands)
+                     impl_into=impl_into, into_operands=into_operands, moves_data=moves_data)
 
 
 # ----------------------------------------------------------------------------- names rules

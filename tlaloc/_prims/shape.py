@@ -90,7 +90,8 @@ broadcast_in_dim = declare(
     batch=_broadcast_batch, padding=pd.ignore("broadcast_in_dim"),
     **ad.linear_rules(_broadcast_transpose),
     emit=lambda ctx, x, *, shape, dims: ctx.simple(
-        "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"))
+        "stablehlo.broadcast_in_dim", x, attrs=f"broadcast_dimensions = {_i64s(dims)}"),
+        moves_data=True)
 
 
 def _reshape_infer(x, *, shape):
@@ -123,7 +124,8 @@ reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   batch=lambda bdims, x, *, shape: (lax.reshape(
                       bt.moved(x, bdims[0], 0, None), shape=(x.aval.shape[bdims[0]],) + tuple(shape)), 0),
                   padding=pd.keeps_axes("reshape"),
-                  **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)))
+                  **ad.linear_rules(lambda ct, x, *, out, shape: (ad.reshape(ct, x.aval.shape),)),
+                  moves_data=True)
 
 
 transpose = declare(
@@ -136,7 +138,8 @@ transpose = declare(
     source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
     batch=lambda bdims, x, *, perm: (bt.transposed(x, (bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
     padding=pd.ignore("transpose"),
-    **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)))
+    **ad.linear_rules(lambda ct, x, *, out, perm: (ad.transpose(ct, [perm.index(i) for i in range(len(perm))]),)),
+    moves_data=True)
 
 
 def _slice_infer(x, *, start, limit, strides):
@@ -183,7 +186,8 @@ slice = declare(
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
-    impl=lambda x, *, start, limit, strides: x[tuple(map(builtins.slice, start, limit, strides))])
+    impl=lambda x, *, start, limit, strides: x[tuple(map(builtins.slice, start, limit, strides))],
+    moves_data=True)
 
 
 reverse = declare(
@@ -193,7 +197,7 @@ reverse = declare(
     source=lambda ctx, x, *, dims: f"xp.flip({x}, axis={dims})",
     batch=lambda bdims, x, *, dims: (lax.reverse(x, dims=bt.shifted_all(dims, bdims[0])), bdims[0]),
     padding=pd.reverse_rule,
-    **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)))
+    **ad.linear_rules(lambda ct, x, *, out, dims: (lax.reverse(ct, dims=dims),)), moves_data=True)
 
 
 def _concat_infer(*xs, axis):
@@ -233,7 +237,7 @@ concatenate = declare(
     **ad.linear_rules(_concat_transpose),
     source=lambda ctx, *xs, axis: f"xp.concat([{', '.join(xs)}], axis={axis})",
     emit=lambda ctx, *xs, axis: ctx.simple("stablehlo.concatenate", *xs, attrs=f"dimension = {axis} : i64"),
-    impl=lambda *xs, axis: np.concatenate(xs, axis=axis))
+    impl=lambda *xs, axis: np.concatenate(xs, axis=axis), moves_data=True)
 
 
 def _iota_impl(*, shape, dtype, dim):
@@ -343,7 +347,8 @@ pad = declare(
         why="the padding's place would move with the size"),
     emit=lambda ctx, x, v, *, low, high, interior: ctx.simple(
         "stablehlo.pad", x, v, attrs=f"edge_padding_low = {_i64s(low)}, "
-        f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"))
+        f"edge_padding_high = {_i64s(high)}, interior_padding = {_i64s(interior)}"),
+        moves_data=True)
 
 
 # dynamic_slice: a window of `sizes` starting at run-time positions (0-d int64 operands, one
@@ -425,7 +430,7 @@ dynamic_slice = declare(
                                                    attrs=f"slice_sizes = {_i64s(sizes)}"),
     jvp=lambda tangents, x, *starts, out, sizes: (
         None if tangents[0] is None else lax.dynamic_slice(tangents[0], *starts, sizes=sizes)),
-    vjp=_dynamic_slice_vjp)
+    vjp=_dynamic_slice_vjp, moves_data=True)
 
 
 def _dynamic_update_infer(x, update, *starts):
@@ -544,7 +549,7 @@ dynamic_update_slice = declare(
     "dynamic_update_slice", infer=_dynamic_update_infer, names=first_names, impl=_dynamic_update_impl,
     impl_into=_dynamic_update_into, into_operands=(0,),
     batch=_dynamic_update_batch, padding=pd.dynamic_update_slice_rule, emit=_dynamic_update_emit,
-    jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp)
+    jvp=_dynamic_update_jvp, vjp=_dynamic_update_vjp, moves_data=True)
 
 
 # rename: the operand, with new axis names (`names`: one str or None per axis, or None).
@@ -568,5 +573,5 @@ rename = declare(
     padding=pd.renames,
     jvp=lambda tangents, x, *, out, names: (
         None if tangents[0] is None else lax.rename(tangents[0], names=names)),
-    vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),))
+    vjp=lambda ct, x, *, out, names: (lax.rename(ct, names=x.aval.names),), moves_data=True)
 _graph.RENAME = rename

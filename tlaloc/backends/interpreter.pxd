@@ -1,0 +1,8 @@
+# Types for the compiled build of interpreter.py (docs/native.md); Python never reads this
+# file. `run_now` runs on every operation recorded on small host values: it reads the
+# operand nodes' fields directly, and the PJRT backend calls it as a C function.
+cimport cython
+from tlaloc._graph cimport Node
+
+@cython.locals(x=Node, y=Node, n=Node, limit=Py_ssize_t)
+cpdef run_now(prim, params, tuple inputs, want, backend)
