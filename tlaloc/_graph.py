@@ -129,15 +129,15 @@ _weakref = weakref.ref
 
 # Nodes and the cycle collector. A pending graph is thousands of live nodes (a loop's
 # steps before a cut), and CPython's collector walked them all at every collection of
-# their generation: about a tenth of a stencil step's recording. A node is in a reference
-# cycle only through its parameters: its inputs are older nodes, its consumers and owner
-# weak references, its value an array or buffer, its abstract value and device hold no
-# node. So a node whose parameters are atoms (a dict CPython does not track: ints,
-# strings, floats, None, tuples it has untracked; or no parameters) is untracked, as
-# CPython untracks a tuple of atoms; parameters it tracks (a rule object, a sub-program, a
-# new tuple) keep the node tracked. Untracked, a node is still freed by its reference
-# count: the collector only stops walking it. Compiled build only (the C API is declared
-# in _graph.pxd).
+# their generation (a stencil step recorded in ~30 us with the collector off, ~37-41 us
+# with it on). A node is in a reference cycle only through its parameters: its inputs are
+# older nodes, its consumers and owner weak references, its value an array or buffer, its
+# abstract value and device hold no node. So a node whose parameters are atoms (a dict
+# CPython does not track: ints, strings, floats, None, tuples it has untracked; or no
+# parameters) is untracked, as CPython untracks a tuple of atoms; parameters it tracks (a
+# rule object, a sub-program, a new tuple) keep the node tracked. Untracked, a node is
+# still freed by its reference count: the collector only stops walking it. Compiled
+# build only (the C API is declared in _graph.pxd).
 
 
 class Node:

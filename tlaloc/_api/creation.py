@@ -266,7 +266,8 @@ def _iota(shape, dtype, dim, device):
 
 
 def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
-    if stop is None:
+    from_zero = stop is None
+    if from_zero:
         start, stop = 0, start
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, builtins.complex) or not isinstance(v, (builtins.int, builtins.float)):
@@ -291,10 +292,13 @@ def _arange_plain(start, /, stop=None, step=1, *, dtype=None, device=None):
     check_size("arange", (n,), d, dev)
     if d.kind in dt.INTEGER_KINDS and n and all_int:   # the last value must fit too
         dt.check_int_fits(start + (n - 1) * step, d, "arange")
-    idx = _iota((n,), d, 0, dev)
-    step, start = scalar_node(step, d, dev, "arange"), scalar_node(start, d, dev, "arange")
-    out = lax.multiply(idx, broadcast_to_shape(step, (n,)))
-    out = lax.add(out, broadcast_to_shape(start, (n,)))
+    # start + iota * step, without the sum when start is left out (arange(n)) nor the
+    # product by the int step 1: iota is then the result, exactly, in every dtype
+    out = _iota((n,), d, 0, dev)
+    if not (type(step) is builtins.int and step == 1):
+        out = lax.multiply(out, broadcast_to_shape(scalar_node(step, d, dev, "arange"), (n,)))
+    if not from_zero:
+        out = lax.add(out, broadcast_to_shape(scalar_node(start, d, dev, "arange"), (n,)))
     return wrap(out)
 
 
