@@ -1,6 +1,6 @@
 # Types for the compiled build of views.py (docs/native.md); Python never reads this file.
-# A family and a member's view are extension types: `view` and `assign` read and set their
-# fields directly.
+# A family and a member's view are extension types: `view`, which makes them on every
+# `.T`, reshape and basic index, sets and reads their fields directly.
 cimport cython
 
 cdef class _Family:
