@@ -198,3 +198,85 @@ def test_known_index_values_are_checked_as_numpy_does():
     idx = xp.asarray(np.array([1, 2])) * 3
     with pytest.raises(IndexError, match="out of bounds"):
         xp.take(x, idx)
+
+
+# ----------------------------------------------------------------------------- host shortcuts
+# The namespace computes a few operations on small computed host arrays with NumPy at
+# once (take, a boolean mask, a linalg result's parts): the values must be the recorded
+# path's, and bad indices the same errors.
+
+def _both(fn, *arrays):
+    """fn's results on computed arrays, and with every operation recorded."""
+    eager = fn(*[xp.asarray(a) for a in arrays])
+    with recorded():
+        lazy = fn(*[xp.asarray(a) for a in arrays])
+    return eager, lazy
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_take_on_host_values_equals_the_recorded_gather(axis):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 5))
+    idx = np.array([0, -1, 3, 2, -5, 4])
+    eager, lazy = _both(lambda x, i: xp.take(x, i, axis=axis), a, idx[: a.shape[axis]])
+    assert _computed(eager) and not _computed(lazy)
+    assert_matches(eager, np.asarray(lazy), exact=True)
+    assert_matches(eager, np.take(a, idx[: a.shape[axis]], axis=axis), exact=True)
+    for bad in ([6], [-7]):
+        with pytest.raises(IndexError, match="out of bounds"):
+            xp.take(xp.asarray(a), xp.asarray(np.array(bad)), axis=0)
+
+
+@pytest.mark.parametrize("shape,mask_ndim", [((7, 3), 1), ((7, 3), 2), ((4, 2, 3), 2), ((5,), 1)])
+def test_a_boolean_mask_on_host_values_equals_the_recorded_path(shape, mask_ndim):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(shape)
+    m = rng.random(shape[:mask_ndim]) > 0.4
+    eager, lazy = _both(lambda x, k: x[k], a, m)
+    assert _computed(eager)
+    assert_matches(eager, np.asarray(lazy), exact=True)
+    assert_matches(eager, a[m], exact=True)
+    with pytest.raises(IndexError):
+        xp.asarray(a)[xp.asarray(np.ones(shape[0] + 1, bool))]
+
+
+def test_slice_bounds_given_as_numpy_ints_or_0d_arrays_index_as_python_ints():
+    a = np.arange(30.0).reshape(5, 6)
+    x = xp.asarray(a)
+    for key, want in [((slice(None, np.int64(3)),), a[:3]),
+                      ((slice(None), slice(xp.asarray(1), xp.asarray(np.int32(5)))), a[:, 1:5]),
+                      ((np.int64(2), slice(None, None, np.int8(-2))), a[2, ::-2]),
+                      (np.int16(-1), a[-1])]:
+        assert_matches(x[key], want, exact=True)
+    with pytest.raises(IndexError):
+        x[np.int64(5)]
+    with pytest.raises(TypeError):
+        x[: xp.asarray(2.0)]       # a float bound is no index
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+def test_svd_and_eigh_parts_on_host_values_equal_the_recorded_path(batch, dtype):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(batch + (6, 4)).astype(dtype)
+    if dtype == "complex128":
+        a = a + 1j * rng.standard_normal(a.shape)
+    h = a.swapaxes(-1, -2).conj() @ a
+    eager, lazy = _both(lambda x: xp.linalg.svd(x, full_matrices=False), a)
+    for e, l in zip(eager, lazy):
+        assert _computed(e)
+        assert_matches(e, np.asarray(l), exact=True)
+    eager, lazy = _both(xp.linalg.eigh, h)
+    for e, l in zip(eager, lazy):
+        assert_matches(e, np.asarray(l), exact=True)
+    assert_matches(xp.linalg.svdvals(xp.asarray(a)), np.linalg.svd(a, compute_uv=False),
+                   rtol=1e-5, atol=1e-5)
+
+
+def test_a_matrix_svd_cannot_converge_on_is_nan_and_the_others_are_computed():
+    a = np.random.default_rng(4).standard_normal((3, 4, 4))
+    a[1, 0, 0] = np.nan
+    u, s, vh = xp.linalg.svd(xp.asarray(a))
+    s = np.asarray(s)
+    assert np.isnan(s[1]).all()
+    np.testing.assert_allclose(s[[0, 2]], np.linalg.svd(a[[0, 2]], compute_uv=False))

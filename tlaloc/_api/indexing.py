@@ -234,6 +234,20 @@ def _host_key(node, parsed):
     return host, tuple(key)
 
 
+def _host_masked(node, mask):
+    """x[mask] computed by NumPy, for the common mask (one boolean array over x's leading
+    axes, on x's device), where _host_key would compute it: both computed on the host, no
+    axis names, a small result. Else None."""
+    host, where = eager_host_value(node), eager_host_value(mask)
+    if host is None or where is None or where.dtype != np.bool_ or not where.ndim \
+            or where.shape != host.shape[:where.ndim] or mask.device is not node.device \
+            or node.aval.names is not None or mask.aval.names is not None:
+        return None
+    if np.count_nonzero(where) * math.prod(host.shape[where.ndim:]) > config.eager_max_size:
+        return None
+    return host[where]
+
+
 # ----------------------------------------------------------------------------- basic indexing
 
 def _slice_params(shape, entries):
@@ -571,13 +585,59 @@ def _plan(x, key):
     return step
 
 
+def _with_exact_ints(key):
+    """`key` with the integers of its ints and slices (NumPy integers, 0-d integer arrays:
+    what library code computes its bounds with) made Python ints, so that its plan is
+    cached (_signature); None if it has none, or has items of other kinds."""
+    items = key if type(key) is tuple else (key,)
+    out = []
+    changed = False
+    for k in items:
+        t = type(k)
+        if t is builtins.slice:
+            bounds = [k.start, k.stop, k.step]
+            for i, b in enumerate(bounds):
+                if b is not None and type(b) is not builtins.int:
+                    if isinstance(b, (builtins.bool, np.bool_)) or not _integer_scalar(b):
+                        return None
+                    bounds[i] = operator.index(b)
+                    changed = True
+            out.append(builtins.slice(*bounds))
+        elif t is builtins.int or k is None or k is Ellipsis:
+            out.append(k)
+        elif isinstance(k, np.integer):
+            out.append(builtins.int(k))
+            changed = True
+        else:
+            return None
+    if not changed:
+        return None
+    return tuple(out) if type(key) is tuple else out[0]
+
+
+def _integer_scalar(b) -> bool:
+    """Whether b is a NumPy integer or a 0-d integer tlaloc array (operator.index reads it)."""
+    if isinstance(b, np.integer):
+        return True
+    return type(b) is Array and b.ndim == 0 and b.dtype.kind in dt.INTEGER_KINDS
+
+
 def getitem(x: Array, key):
     step = _plan(x, key)
+    if step is None:
+        exact = _with_exact_ints(key)
+        if exact is not None:
+            key = exact
+            step = _plan(x, key)
     if step is not None:
         if step.scalar:
             return wrap(step.forward(x._node))
         strides, offset = step.layout_of(x)
         return views.view(x, step, strides, offset=offset)
+    if type(key) is Array:
+        selected = _host_masked(x._node, key._node)
+        if selected is not None:
+            return wrap(host_leaf(selected, x.device))
     parsed = _parse(x, key)
     if not _has_arrays(parsed.entries):
         step = _BasicIndex(key, parsed, x.shape)
@@ -853,6 +913,11 @@ def take(x, indices, /, *, axis=None):
         names = distinct("take", xn[:ax] + mid + xn[ax + 1:])
     if math.prod(out_shape) == 0:
         return wrap(renamed(o.const(0, out_shape, node.aval.dtype, node.device), names))
+    if names is None and math.prod(out_shape) <= config.eager_max_size \
+            and idx.device is node.device:
+        host, where = eager_host_value(node), eager_host_value(idx)
+        if host is not None and where is not None:    # (its bounds are checked above)
+            return wrap(host_leaf(np.take(host, where, axis=ax), node.device))
     return wrap(renamed(o.take_axis(node, o.normalize_indices(idx, n, o.dynamic_length(node, ax)), ax),
                         names))
 

@@ -335,8 +335,8 @@ def _pack(ctx, batch, parts, values):
 
 def _pack_impl(batch, parts, arrays):
     out = _packed_aval(batch, parts)
-    flats = [np.asarray(a).astype(out.dtype.numpy).reshape(tuple(batch) + (math.prod(core),))
-             for (_, core, _), a in zip(parts, arrays)]
+    flats = [np.asarray(a).astype(out.dtype.numpy, copy=False).reshape(
+                 tuple(batch) + (math.prod(core),)) for (_, core, _), a in zip(parts, arrays)]
     return np.concatenate(flats, axis=-1) if len(flats) > 1 else flats[0]
 
 
@@ -348,6 +348,16 @@ def _zeros_if_empty(ctx):
 
 
 # ============================================================================ impl helpers
+
+def _whole_stack(fn, *args, **kwargs):
+    """fn (a NumPy linalg function, which runs over a stack of matrices at once) on the
+    whole stack; None where a matrix makes it raise LinAlgError: the caller then computes
+    each matrix on its own, the failing ones NaN."""
+    try:
+        return fn(*args, **kwargs)
+    except np.linalg.LinAlgError:
+        return None
+
 
 def _matrices(x):
     """(x as a (B, m, n) array, batch shape)."""
@@ -803,8 +813,13 @@ def _eigh_emit(ctx, x, *, vectors):
 
 
 def _eigh_impl(x, *, vectors):
-    mats, batch = _matrices(x)
     n = x.shape[-1]
+    whole = _whole_stack(np.linalg.eigh if vectors else np.linalg.eigvalsh, x, UPLO="L")
+    if whole is not None:
+        if not vectors:
+            return whole
+        return _pack_impl(x.shape[:-2], eigh_parts(n, dt.from_numpy(x.dtype)), whole[::-1])
+    mats, batch = _matrices(x)
     ws = np.zeros((len(mats), n), dt.real_of(dt.from_numpy(x.dtype)).numpy)
     vs = np.zeros_like(mats)
     for b, a in enumerate(mats):
@@ -893,11 +908,19 @@ def _svd_emit(ctx, x, *, mode):
 
 
 def _svd_impl(x, *, mode):
-    mats, batch = _matrices(x)
     m, n = x.shape[-2:]
     k = min(m, n)
     d = dt.from_numpy(x.dtype)
     parts = svd_parts(m, n, d, "S" if mode == "N" else mode)
+    if mode == "N":
+        whole = _whole_stack(np.linalg.svd, x, compute_uv=False)
+        if whole is not None:
+            return whole
+    else:
+        whole = _whole_stack(np.linalg.svd, x, full_matrices=mode == "A")
+        if whole is not None:
+            return _pack_impl(x.shape[:-2], parts, whole)
+    mats, batch = _matrices(x)
     outs = [np.zeros((len(mats),) + core, dtype.numpy) for _, core, dtype in parts]
     for b, a in enumerate(mats):
         try:
