@@ -26,8 +26,6 @@ from .. import _context
 from . import _memory
 from .._config import config
 from ..lowering import lower_program
-from . import tiers
-from .disk_cache import DiskCache
 from .interpreter import Schedule, interpret, run_now, to_host
 from ._untrack import untracked
 from .._protocol import Backend
@@ -124,6 +122,10 @@ class PjrtBackend(Backend):
         line)."""
         costs = self._costs
         if costs is None:
+            # the policy's module too: a device whose operations all run at once (small
+            # host arrays, the one-shot workload) never imports it (~0.4 ms of a fresh
+            # process's first computation, with the disk cache it reads)
+            from . import tiers
             costs = self._costs = tiers.machine_costs(self.platform)
         return costs
 
@@ -139,6 +141,7 @@ class PjrtBackend(Backend):
             with self._runtime_lock:
                 runtime = self._runtime
                 if runtime is None:
+                    from .disk_cache import DiskCache
                     runtime = self._make_runtime()
                     self._disk = DiskCache(runtime.cache_identity())
                     self._buffer = runtime.buffer_type
@@ -234,6 +237,7 @@ class PjrtBackend(Backend):
                 self.stats.compiled_at_once += 1
             else:
                 self.stats.compiled_after_interpreting += 1
+                from . import tiers
                 if tiers.spare_core():
                     try:
                         if entry.program is None:
@@ -295,6 +299,7 @@ class PjrtBackend(Backend):
     def _worth_compiling(self, plan, entry) -> bool:
         """The ski-rental rule (backends/tiers.py) on this structure's measured runs, or on
         the predicted one before its first run."""
+        from . import tiers
         costs = self.costs
         next_run = entry.last_run
         if next_run is None:
