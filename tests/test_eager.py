@@ -280,3 +280,13 @@ def test_a_matrix_svd_cannot_converge_on_is_nan_and_the_others_are_computed():
     s = np.asarray(s)
     assert np.isnan(s[1]).all()
     np.testing.assert_allclose(s[[0, 2]], np.linalg.svd(a[[0, 2]], compute_uv=False))
+
+
+@pytest.mark.parametrize("values", [[-0.0, 0.0, 1.0], [0.0, -0.0, np.nan, 1.0, np.nan],
+                                    [3, 1, 3, 2, 1], [True, False, True]])
+def test_unique_values_on_host_values_equal_the_recorded_path(values):
+    a = np.array(values)
+    eager, lazy = _both(xp.unique_values, a)
+    assert_matches(eager, np.asarray(lazy), exact=True)
+    if a.dtype.kind == "f":
+        np.testing.assert_array_equal(np.signbit(np.asarray(eager)), np.signbit(np.asarray(lazy)))

@@ -322,6 +322,24 @@ def test_matmul_promotion_and_errors(tier):
         xp.matmul(x, b)
 
 
+def test_matmul_with_vectors_contracts_them_directly(tier):
+    # a vector operand (with a vector or a matrix) is one contraction; with a stack of
+    # matrices it is promoted to a matrix; mismatched lengths are errors either way
+    v, w, m = sample("float64", (3,)), sample("float64", (4,), seed=1), sample("float64", (3, 4), seed=2)
+    x, y, z = (xp.asarray(a, device=tier) for a in (v, w, m))
+    stack = sample("float64", (2, 4, 3), seed=3)
+    assert_all_match([case("v @ M", x @ z, v @ m), case("M.T @ v", xp.matrix_transpose(z) @ x, m.T @ v),
+                      case("w @ w", y @ y, w @ w),
+                      case("stack @ v", xp.asarray(stack, device=tier) @ x, stack @ v)],
+                     zero_signs=False)
+    for bad in ((x, y), (y, z), (z, x)):
+        with pytest.raises(ValueError, match="contracted dimensions differ"):
+            bad[0] @ bad[1]
+    g = xp.grad(lambda a, b: xp.sum(a @ b), argnums=(0, 1))(x, z)
+    np.testing.assert_allclose(np.asarray(g[0]), m.sum(axis=1))
+    np.testing.assert_allclose(np.asarray(g[1]), np.outer(v, np.ones(4)))
+
+
 def test_tensordot(tier):
     a = sample("float64", (2, 3, 4), seed=1)
     b = sample("float64", (3, 4, 5), seed=2)

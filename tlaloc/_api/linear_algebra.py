@@ -59,6 +59,15 @@ def matmul(x1, x2, /):
     if names is not None:   # the names are set once, on the result
         a, b = renamed(a, None), renamed(b, None)
     va, vb = len(sa) == 1, len(sb) == 1
+    if (va or vb) and len(sa) <= 2 and len(sb) <= 2:
+        # a vector with a vector or a matrix: one contraction, without the reshapes to and
+        # from a matrix of one row or column (three operations where one does)
+        if sa[-1] != sb[0]:
+            raise ValueError(f"matmul: contracted dimensions differ: {x1.shape} @ {x2.shape}")
+        shape = sa[:-1] + sb[1:]
+        check_size("matmul", shape, a.aval.dtype, a.device)
+        out = lax.dot_general(a, b, contract=((len(sa) - 1,), (0,)), batch=((), ()))
+        return wrap(out if names is None else renamed(out, names))
     if va:
         a, sa = lax.reshape(a, shape=(1,) + sa), (1,) + sa
     if vb:

@@ -97,17 +97,24 @@ def _unique_on_host(flat, host, shape, indices, inverse, counts):
     dev = flat.device
     idx = o.index_dtype().numpy
     n = host.shape[0]
-    perm = np.argsort(host, kind="stable")   # NumPy's order: NaN last, -0.0 == +0.0
-    ordered = host[perm]
+    computed = eager_host_value(flat) is not None   # nothing keeps the graph: no gather
+    if computed and not (indices or inverse):
+        # the values alone need no permutation: a stable sort keeps the first of equal
+        # values (+0.0 or -0.0) first, as the permutation's order does
+        ordered, perm = np.sort(host, kind="stable"), None
+    else:
+        perm = np.argsort(host, kind="stable")   # NumPy's order: NaN last, -0.0 == +0.0
+        ordered = host[perm]
     first = np.empty(n, dtype=bool)
     first[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])   # NaN != NaN: each its own run
     starts = np.flatnonzero(first)
-    at = perm[starts].astype(idx)            # the first occurrence of each value
-    if eager_host_value(flat) is not None:   # nothing keeps the graph: no gather to record
+    if computed:
         values = host_leaf(ordered[starts], dev, flat.aval.names)
-    else:
-        values = o.take_axis(flat, host_leaf(at, dev), 0)
+    if perm is not None:
+        at = perm[starts].astype(idx)            # the first occurrence of each value
+        if not computed:
+            values = o.take_axis(flat, host_leaf(at, dev), 0)
     out_indices = out_inverse = out_counts = None
     if indices:
         out_indices = host_leaf(at.copy(), dev)

@@ -8,8 +8,8 @@ import math
 from .. import _dtypes as dt
 from .._prims import lax
 from . import _ops as o
-from ._core import (axes_of, axis_of, cast, check_bool, constant, keep_dims, node_of, reduction,
-                    true_count, wrap)
+from ._core import (axes_of, axis_of, cast, check_bool, constant, eager_host_value, keep_dims,
+                    node_of, reduction, scalar_node, true_count, wrap)
 
 
 def _accumulator(name, x, dtype):
@@ -80,7 +80,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     real = dt.real_of(total.aval.dtype) if total.aval.dtype.kind == "c" else total.aval.dtype
     n = true_count(node, axes, real)    # under jit(dynamic=): the true count
     if n is None:
-        n = constant(float(count), (), real, node.device)
+        n = _count(float(count), total, real, ())
     if total.aval.dtype.kind == "c":
         # each part over the real count: a complex division by count + 0j makes inf * 0
         # terms ((a + inf j) / 2 would be nan + inf j)
@@ -98,6 +98,15 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
     return _variance("std", x, axis, correction, keepdims, root=True)
 
 
+def _count(value, like, dtype, shape):
+    """The divisor `value` of node `like` (a count): a constant of `shape` in a recorded
+    program, the cached 0-d value where `like` is computed on the host and the division
+    runs at once (a constant would be one more operation run at once)."""
+    if eager_host_value(like) is not None:
+        return scalar_node(value, dtype, like.device)
+    return constant(value, shape, dtype, like.device)
+
+
 def _variance(name, x, axis, correction, keepdims, root):
     node = _inexact_node(name, x)
     if node.aval.dtype.kind == "c":
@@ -110,7 +119,7 @@ def _variance(name, x, axis, correction, keepdims, root):
     count = math.prod([shape[a] for a in axes])
     total = lax.reduce_sum(node, axes=axes) if axes else node
     n = true_count(node, axes, d)       # under jit(dynamic=): the true count
-    mu = lax.divide(total, constant(float(count), total.aval.shape, d, dev) if n is None else n)
+    mu = lax.divide(total, _count(float(count), total, d, total.aval.shape) if n is None else n)
     mu_full = lax.broadcast_in_dim(mu, shape=shape,
                                    dims=tuple([i for i in range(len(shape)) if i not in axes]))
     dev_sq = lax.subtract(node, mu_full)
@@ -119,7 +128,7 @@ def _variance(name, x, axis, correction, keepdims, root):
     # the standard: count - correction <= 0 gives NaN (NumPy gives inf, or -0 when empty)
     if n is None:
         denom = float(count - correction) if count - correction > 0 else math.nan
-        denom = constant(denom, ss.aval.shape, d, dev)
+        denom = _count(denom, ss, d, ss.aval.shape)
     else:
         denom = lax.subtract(n, constant(float(correction), (), d, dev))
         positive = lax.compare(denom, constant(0.0, (), d, dev), direction="GT")

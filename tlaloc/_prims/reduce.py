@@ -196,7 +196,9 @@ def _all_finite(a) -> bool:
     """Whether every element of the floating array `a` is finite, read from one sum (no
     temporary array): a NaN or an infinity makes the sum NaN or infinite. A sum that
     overflows says False of finite elements, which only costs the exact path."""
-    return bool(np.isfinite(np.add.reduce(a, axis=None)))
+    total = np.add.reduce(a, axis=None)
+    # (math.isfinite reads a real NumPy scalar as a float, faster than np.isfinite)
+    return math.isfinite(total) if a.dtype.kind == "f" else bool(np.isfinite(total))
 
 
 def _dot_exact(lhs, rhs, contract, batch):
