@@ -598,7 +598,7 @@ def _with_exact_ints(key):
             bounds = [k.start, k.stop, k.step]
             for i, b in enumerate(bounds):
                 if b is not None and type(b) is not builtins.int:
-                    if isinstance(b, (builtins.bool, np.bool_)) or not _integer_scalar(b):
+                    if isinstance(b, builtins.bool) or not _integer_scalar(b):
                         return None
                     bounds[i] = operator.index(b)
                     changed = True
