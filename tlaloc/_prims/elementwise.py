@@ -178,15 +178,20 @@ def _flush_bits(x):
     """`x` (float32, float64 or bfloat16) with subnormals replaced by zeros of the same sign,
     read from the bits: the interpreter runs with DAZ set, so comparing `x` with zero would
     see a subnormal as zero already."""
-    if not (x.dtype.kind == "V" or x.dtype in (np.float32, np.float64)):
+    if not (x.dtype.kind == "V" or x.dtype in (np.float32, np.float64)) or not x.size:
         return x
     utype, exponent = _BITS[x.dtype.itemsize]
     bits = x.view(utype)
     sign = utype(1 << (8 * x.dtype.itemsize - 1))
-    sub = ((bits & utype(exponent)) == 0) & ((bits & ~(utype(exponent) | sign)) != 0)
-    if not sub.any():
+    # the magnitude's bits less one: a subnormal's (1 to the smallest normal's less one)
+    # become the only values below the smallest normal's less one; a zero's wraps to the
+    # largest (three passes over the array, no boolean temporaries)
+    smallest_normal = utype(exponent & -exponent)
+    below = np.bitwise_and(bits, ~sign, out=np.empty_like(bits))   # (an array when 0-d too)
+    np.subtract(below, utype(1), out=below)
+    if below.min() >= smallest_normal - utype(1):
         return x
-    return np.where(sub, (bits & sign).view(x.dtype), x)
+    return np.where(below < smallest_normal - utype(1), (bits & sign).view(x.dtype), x)
 
 
 def _log(x):
