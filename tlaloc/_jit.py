@@ -488,7 +488,7 @@ def _fast_call(traced, donated):
             if values is _MISS:
                 return _MISS
             out = new_array(Array)
-            out._node = Node(None, (), None, aval, device, values[0])
+            out._node = leaf(values[0], aval, device)
             return out
 
         return call
@@ -500,7 +500,7 @@ def _fast_call(traced, donated):
         outputs = []
         for value, aval in zip(values, out_avals):
             out = new_array(Array)
-            out._node = Node(None, (), None, aval, device, value)
+            out._node = leaf(value, aval, device)
             outputs.append(out)
         return _tree.unflatten(structure, [outputs[k] for k in order])
 
