@@ -186,12 +186,12 @@ def _flush_bits(x):
     # the magnitude's bits less one: a subnormal's (1 to the smallest normal's less one)
     # become the only values below the smallest normal's less one; a zero's wraps to the
     # largest (three passes over the array, no boolean temporaries)
-    smallest_normal = utype(exponent & -exponent)
+    limit = utype((exponent & -exponent) - 1)     # the smallest normal's bits, less one
     below = np.bitwise_and(bits, ~sign, out=np.empty_like(bits))   # (an array when 0-d too)
     np.subtract(below, utype(1), out=below)
-    if below.min() >= smallest_normal - utype(1):
+    if below.min() >= limit:
         return x
-    return np.where(below < smallest_normal - utype(1), (bits & sign).view(x.dtype), x)
+    return np.where(below < limit, (bits & sign).view(x.dtype), x)
 
 
 def _log(x):
