@@ -132,6 +132,17 @@ def test_zero_d_index_arrays_reuse_program(lazy, tier):
     assert len({xp.stablehlo(x[xp.asarray(k, device=tier)] + 0) for k in range(3)}) == 1
 
 
+def test_an_int_beside_an_index_array_is_an_input(lazy, tier):
+    """`x[i, idx]`: the int is a program input, as x[i]'s position is, so a loop over i
+    records one program structure, and each i reads its own row."""
+    a = np.arange(24.0).reshape(4, 6)
+    x = xp.asarray(a, device=tier) * 1.0          # pending: the gather is recorded
+    idx = xp.asarray([5, 0, 2], device=tier)
+    for i in (0, 3, -1):
+        assert_matches(x[i, idx], a[i, [5, 0, 2]])
+    assert len({xp.stablehlo(x[i, idx]) for i in range(3)}) == 1
+
+
 # ----------------------------------------------------------------------------- setitem
 
 SET_CASES = [

@@ -155,6 +155,44 @@ def test_a_stencil_chain_matches_numpy_compiled():
         xp.config.update(execution="auto")
 
 
+@pytest.mark.parametrize("execution", ["auto", "interpreted", "compiled"])
+def test_a_large_box_write_keeps_its_fixed_starts_in_every_mode(execution):
+    """The fixed starts of `u[1:-1, 1:-1] = ...` decide the write's form (concatenated for a
+    large box), so they must stay constants of the program in every mode: the default mode
+    computes small operations at once, constants included, and a computed constant that
+    became a program input made XLA write the box in place, copying each slice it read."""
+    xp.config.update(execution=execution)
+    try:
+        u = xp.asarray(_grid(140))
+        xp.eval(u)
+        _stencil_step(u)
+        text = xp.stablehlo(u)
+        assert "stablehlo.concatenate" in text and "dynamic_update_slice" not in text
+        signature = next(line for line in text.splitlines() if "func.func" in line)
+        assert "tensor<i64>" not in signature      # no start among the program's inputs
+        np.testing.assert_array_equal(np.asarray(u), _numpy_stencil(1, 140))
+    finally:
+        xp.config.update(execution="auto")
+
+
+def test_a_computed_scalar_constant_is_an_equation_of_the_program():
+    """A 0-d constant computed at once (an operand of a later pending operation) is one of
+    the program's equations, in its key with its value, not an input."""
+    from tlaloc import _graph
+    from tlaloc._prims import lax
+    from tlaloc import _dtypes as dt
+    x = xp.asarray(_grid(140)) * 1.0        # pending (larger than an operation run at once)
+    dev = x.device
+    c1 = lax.constant(shape=(), dtype=dt.float64, value=1.0, device=dev)
+    c2 = lax.constant(shape=(), dtype=dt.float64, value=2.0, device=dev)
+    assert c1.value is not None             # computed when recorded
+    p1 = _graph._Plan([lax.add(x._node, c1)], dev)
+    p2 = _graph._Plan([lax.add(x._node, c2)], dev)
+    assert c1 in p1.nodes and c1 not in p1.leaves
+    assert p1.key != p2.key                 # the value is part of the structure
+    assert len(p1.leaves) == len(p2.leaves)
+
+
 @st.composite
 def _large_box_writes(draw):
     """A float64 array of 2^14 or more elements, and one to three writes of a box (most of

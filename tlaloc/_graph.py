@@ -48,6 +48,13 @@ def unnamed(aval: Aval) -> Aval:
 # parameter out. Set by tlaloc/_prims/shape.py, which declares it.
 RENAME = None
 
+# The primitive of values fixed by a program's structure (`constant`). A 0-d one stays an
+# equation of every program that uses it, even once computed (an operation on computed
+# small arrays runs at once, and so does a constant): as a program input, the lowering
+# could not read it (a box write's fixed starts, which decide its form, _prims/shape.py).
+# Set by tlaloc/_prims/shape.py, which declares it.
+CONSTANT = None
+
 
 class ConcretizationError(RuntimeError):
     """A value was needed from an array that has none (it is being traced without values)."""
@@ -399,12 +406,14 @@ def _pending_graph(targets):
     pending = []
     seen = set()
     stack = list(targets)
+    constant = CONSTANT
     while stack:
         node = stack.pop()
         if node not in seen:
             seen.add(node)
             inputs = node.inputs
-            if node.value is None and node.prim is not None:
+            prim = node.prim
+            if prim is not None and (node.value is None or (prim is constant and not node.aval.shape)):
                 pending.append((node.number, node, inputs))
                 stack += inputs
     pending.sort(key=_FIRST)

@@ -319,7 +319,8 @@ def _advanced_plan(y, entries, adjacent):
         e = entries[a]
         n = shape[a]
         if isinstance(e, builtins.int):
-            cols.append(o.const(e, (), o.index_dtype(), y.device))
+            # a program input, as x[i]'s position is: a loop over i reuses one program
+            cols.append(scalar_node(e, o.index_dtype(), y.device))
             continue
         node = e.node
         if node.device != y.device:
@@ -469,7 +470,7 @@ class _BasicIndex(views.Step):
             node = lax.reverse(node, dims=self._reverse)
         params = self._slice
         if params is not None:
-            node = lax.slice(node, **params)
+            node = lax.slice_by(node, params)
         if self._reshape_out:
             node = lax.reshape(node, shape=self.shape)
         if names is not None:

@@ -360,6 +360,12 @@ def slice(x, *, start, limit, strides):
     return bind(_P["slice"], (x,), {"start": start, "limit": limit, "strides": strides})
 
 
+def slice_by(x, params):
+    """slice with its parameters as one dict {"start", "limit", "strides"}, which the nodes
+    share: a basic index's cached step makes it once, not at every `x[a:b]`."""
+    return bind(_P["slice"], (x,), params)
+
+
 def sort(*operands, dimension, num_keys, descending, output):
     return bind(_P["sort"], tuple(operands),
                 {"dimension": dimension,

@@ -152,6 +152,22 @@ def _slice_infer(x, *, start, limit, strides):
     return Aval(tuple(shape), x.dtype)
 
 
+_SLICE_KEYS = {}        # (start, limit, strides) -> the NumPy key of that slice
+_SLICE_KEYS_MAX = 1024  # emptied when full
+
+
+def _slice_impl(x, *, start, limit, strides):
+    # the NumPy key is made once per slice of a loop body, not at every run (the interpreter
+    # runs the stencil's six slices in every step)
+    params = (start, limit, strides)
+    key = _SLICE_KEYS.get(params)
+    if key is None:
+        if len(_SLICE_KEYS) >= _SLICE_KEYS_MAX:
+            _SLICE_KEYS.clear()
+        key = _SLICE_KEYS[params] = tuple(map(builtins.slice, start, limit, strides))
+    return x[key]
+
+
 def _slice_transpose(ct, x, *, out, start, limit, strides):
     low, high, interior = [], [], []
     for n, lo, st, m in zip(x.aval.shape, start, strides, out.aval.shape):
@@ -186,8 +202,7 @@ slice = declare(
     emit=lambda ctx, x, *, start, limit, strides: ctx.simple(
         "stablehlo.slice", x, attrs=f"start_indices = {_i64s(start)}, "
         f"limit_indices = {_i64s(limit)}, strides = {_i64s(strides)}"),
-    impl=lambda x, *, start, limit, strides: x[tuple(map(builtins.slice, start, limit, strides))],
-    moves_data=True)
+    impl=_slice_impl, moves_data=True)
 
 
 reverse = declare(
@@ -281,6 +296,7 @@ constant = declare(
     source=lambda ctx, *, shape, dtype, value: f"xp.full({shape}, {ad.py_literal(value)}, dtype=xp.{dtype})",
     emit=_constant_emit,
     impl=_constant_impl)
+_graph.CONSTANT = constant
 
 
 def _pad_infer(x, padding_value, *, low, high, interior):
