@@ -175,6 +175,19 @@ def test_a_large_box_write_keeps_its_fixed_starts_in_every_mode(execution):
         xp.config.update(execution="auto")
 
 
+def test_a_loops_box_writes_share_their_computed_starts():
+    """In the default mode the starts are computed as they are recorded: the writes of a
+    loop share one constant per start, which the program holds once."""
+    u = xp.asarray(_grid(140))
+    xp.eval(u)
+    for _ in range(3):
+        _stencil_step(u)
+    text = xp.stablehlo(u)
+    assert text.count("dense<1> : tensor<i64>") == 1
+    assert text.count("stablehlo.concatenate") == 6
+    np.testing.assert_array_equal(np.asarray(u), _numpy_stencil(3, 140))
+
+
 def test_a_computed_scalar_constant_is_an_equation_of_the_program():
     """A 0-d constant computed at once (an operand of a later pending operation) is one of
     the program's equations, in its key with its value, not an input."""

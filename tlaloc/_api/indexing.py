@@ -765,7 +765,7 @@ def _put_with(put, x2, entries, value_shape, v):
             else:
                 c = fixed.get(lo)
                 if c is None:
-                    c = fixed[lo] = constant(lo, (), dt.int64, dev)
+                    c = fixed[lo] = _fixed_start(lo, dev)
                 starts.append(c)
         return lax.dynamic_update_slice(x2, vr, *starts)
     params = {"low": low, "high": high, "interior": interior}
@@ -773,6 +773,27 @@ def _put_with(put, x2, entries, value_shape, v):
     inside = lax.pad(o.const(True, region, dt.bool, dev), o.const(False, (), dt.bool, dev),
                      **params)
     return o.select(inside, placed, x2)
+
+
+_FIXED_STARTS = {}      # (start, device) -> that start as a computed constant
+_FIXED_STARTS_MAX = 256
+
+
+def _fixed_start(lo, dev):
+    """The fixed start `lo` of a box write, a 0-d constant (the write's lowering reads it:
+    _prims/shape.py). A computed one is immutable and stays an equation of every program
+    that uses it (_graph.CONSTANT), so the writes of a loop share one, and a program holds
+    it once; one still pending (execution="compiled", a trace) is made at each write."""
+    key = (lo, dev)
+    c = _FIXED_STARTS.get(key)
+    if c is None:
+        c = constant(lo, (), dt.int64, dev)
+        if c.value is None:
+            return c
+        if len(_FIXED_STARTS) >= _FIXED_STARTS_MAX:
+            _FIXED_STARTS.clear()
+        _FIXED_STARTS[key] = c
+    return c
 
 
 def _set_advanced(x2, entries, v, adjacent):
