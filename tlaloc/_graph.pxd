@@ -14,8 +14,9 @@ cpdef bind(prim, inputs, params, device=*)
 cpdef leaf(value, aval, device)
 
 # the plan's walk over the pending graph (every name bound to a node is typed as one)
-@cython.locals(node=Node, n=Node, x=Node, t=Node, c=Node, prim=object, pending=list, seen=set, stack=list,
-               index=dict, leaves=list, eq_keys=list, slots=list, outputs=list, returned=set)
+@cython.locals(node=Node, n=Node, x=Node, t=Node, c=Node, prim=object, pending=list, seen=set,
+               stack=list, index=dict, leaves=list, eq_keys=list, slots=list, outputs=list,
+               returned=set)
 cpdef tuple _pending_graph(targets)
 
 @cython.locals(n=Node)
