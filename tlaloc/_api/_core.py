@@ -14,7 +14,7 @@ from .. import _dtypes as dt
 from .._config import config
 from .._array import Array, from_node as wrap   # node -> Array
 from .._devices import Device, default_device, device as as_device
-from .._graph import Aval, leaf
+from .._graph import Aval, leaf, new_aval
 from .._prims import lax
 from .._prims import padding as _padding
 from .._prims.core import unify as _unify
@@ -209,7 +209,7 @@ def host_leaf(host: np.ndarray, device, names=None):
     """A computed array holding the NumPy array `host` (which it takes: made read-only),
     with axis names `names` (an aval's: None or one per axis)."""
     host.flags.writeable = False  # the value of an immutable array
-    return leaf(host, Aval(host.shape, dt.from_numpy(host.dtype), names), device)
+    return leaf(host, new_aval(host.shape, dt.from_numpy(host.dtype), names), device)
 
 
 # Devices whose values are host memory: work that must read values anyway (the true elements

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _dtypes as dt
 from .._array import Array
-from .._graph import Aval, leaf, transfer
+from .._graph import Aval, leaf, new_aval, transfer
 from .._devices import default_device
 from .._prims import lax
 from ._core import (broadcast_to_shape, cast, check_size, constant, host_leaf, renamed,
@@ -62,7 +62,7 @@ def _asarray_plain(obj, /, *, dtype=None, device=None, copy=None):
         if d is not None:   # the common case, in short
             host = obj.copy()
             host.setflags(write=False)    # the value of an immutable array (setflags: no flags object)
-            return wrap(leaf(host, Aval(host.shape, d), default_device()))
+            return wrap(leaf(host, new_aval(host.shape, d), default_device()))
     if dtype is not None:
         dtype = dt.canonicalize(dtype, "asarray")
     if isinstance(obj, Array):

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._graph import Aval
+from .._graph import Aval, new_aval
 from . import formula as _formula
 
 REGISTRY: dict = {}
@@ -237,4 +237,4 @@ def kinds_check(name, kinds):
 
 
 def aval(shape, dtype) -> Aval:
-    return Aval(tuple(shape), dtype)
+    return new_aval(tuple(shape), dtype)

@@ -138,12 +138,14 @@ def call_flushed(fn, args: tuple, kwargs: dict):
     through a flush block and the variable's methods."""
     if _COMPILED and _CONTEXT_VARIABLE:
         word = cython.declare(cython.uint, tlaloc_control_word())
-        change = cython.declare(cython.bint, FLUSHES and word & _BITS != _BITS)
+        bits = cython.declare(cython.uint, _BITS)   # (the test below in C integers)
+        change = cython.declare(cython.bint, FLUSHES and word & bits != bits)
         if change:
             tlaloc_set_control_word(word | _BITS)
         errors = PyContextVar_Set(_errors, _IGNORE_ERRORS)
         try:
-            return fn(*args, **kwargs)
+            # (without parameters, a call with no keyword dict: `**{}` copies the dict)
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
             PyContextVar_Reset(_errors, errors)
             if change:

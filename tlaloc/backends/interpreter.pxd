@@ -3,6 +3,7 @@
 # operand nodes' fields directly, and the PJRT backend calls it as a C function.
 cimport cython
 from tlaloc._graph cimport Node
+from tlaloc._prims.core cimport Primitive
 
-@cython.locals(x=Node, y=Node, n=Node, limit=Py_ssize_t)
-cpdef run_now(prim, params, tuple inputs, want, backend)
+@cython.locals(x=Node, y=Node, n=Node, limit=Py_ssize_t, size=Py_ssize_t, extent=Py_ssize_t)
+cpdef run_now(Primitive prim, params, tuple inputs, want, backend)

@@ -137,7 +137,10 @@ def run_now(prim, params, inputs, want, backend):
     a program. Each value is the one the interpreter computes."""
     limit = config.eager_max_size
     shape = want.shape
-    if prod(shape) > limit or type(prim) is Region:
+    size = 1
+    for extent in shape:    # (a loop of C integers where compiled: prod() is a call)
+        size *= extent
+    if size > limit or type(prim) is Region:
         return None
     ndarray = np.ndarray
     if len(inputs) == 1:    # (the common cases without a loop: this runs on every operation)
