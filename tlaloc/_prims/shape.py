@@ -119,7 +119,7 @@ def _reshape_names(out, x, *, shape):
 
 reshape = declare("reshape", infer=_reshape_infer, names=_reshape_names,
                   emit=lambda ctx, x, *, shape: ctx.simple("stablehlo.reshape", x),
-                  impl=lambda x, *, shape: np.reshape(x, shape),
+                  impl=lambda x, *, shape: x.reshape(shape),   # (np.reshape's Python wrapper calls this)
                   source=lambda ctx, x, *, shape: f"xp.reshape({x}, {shape})",
                   batch=lambda bdims, x, *, shape: (lax.reshape(
                       bt.moved(x, bdims[0], 0, None), shape=(x.aval.shape[bdims[0]],) + tuple(shape)), 0),
@@ -134,7 +134,7 @@ transpose = declare(
     names=lambda out, x, *, perm: tuple(x.names[p] for p in perm),
     emit=lambda ctx, x, *, perm: ctx.simple("stablehlo.transpose", x,
                                             attrs=f"permutation = {_i64s(perm)}"),
-    impl=lambda x, *, perm: np.transpose(x, perm),
+    impl=lambda x, *, perm: x.transpose(perm),   # (as np.transpose's Python wrapper does)
     source=lambda ctx, x, *, perm: f"xp.permute_dims({x}, {perm})",
     batch=lambda bdims, x, *, perm: (bt.transposed(x, (bdims[0],) + bt.shifted_all(perm, bdims[0])), 0),
     padding=pd.ignore("transpose"),
