@@ -210,9 +210,12 @@ def complex_of(d: DType) -> DType:
     return complex128 if d is float64 else complex64
 
 
+_REAL_OF = {complex64: float32, complex128: float64}
+
+
 def real_of(d: DType) -> DType:
     """The real dtype of a complex dtype's components (identity for real dtypes)."""
-    return {complex64: float32, complex128: float64}.get(d, d)
+    return _REAL_OF.get(d, d)
 
 
 def unsigned_of(d: DType) -> DType:

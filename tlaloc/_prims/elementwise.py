@@ -26,7 +26,10 @@ def _unary(name, hlo, impl, kinds, result=None, rules=None, source=None, emit=No
 
     def infer(x):
         check(x)
-        return x if result is None else aval(x.shape, result(x.dtype))
+        if result is None:
+            return x
+        d = result(x.dtype)
+        return x if d is x.dtype else aval(x.shape, d)   # (abs of a real: x's own aval)
 
     return declare(name, infer=infer, emit=emit or (lambda ctx, x: ctx.simple(hlo, x)),
                    impl=impl, elementwise=True, formula=formula, formula_kinds=formula_kinds,
