@@ -174,8 +174,9 @@ def _dot_infer(lhs, rhs, *, contract, batch):
     (lc, rc), (lb, rb) = contract, batch
     if lhs.dtype is not rhs.dtype or lhs.dtype.kind == "b":
         raise TypeError(f"dot_general: unsupported dtypes {lhs.dtype}, {rhs.dtype}")
-    if any(lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb)):
-        raise ValueError(f"internal: dot_general shapes {lhs.shape} {rhs.shape} disagree")
+    for a, b in zip(lc + lb, rc + rb):     # (a loop: compiled, a generator is an object)
+        if lhs.shape[a] != rhs.shape[b]:
+            raise ValueError(f"internal: dot_general shapes {lhs.shape} {rhs.shape} disagree")
     shape = ([lhs.shape[i] for i in lb] + [lhs.shape[i] for i in _dot_free(lhs.shape, lc, lb)]
              + [rhs.shape[i] for i in _dot_free(rhs.shape, rc, rb)])
     return aval(shape, lhs.dtype)
@@ -192,11 +193,21 @@ def _dot_emit(ctx, lhs, rhs, *, contract, batch):
                       attrs=f"dot_dimension_numbers = {dims}, precision_config = {precision}")
 
 
+# dtypes whose dot product is BLAS's (vectorised; NumPy's float32 sum is a scalar loop)
+_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+                np.dtype(np.complex128))
+
+
 def _all_finite(a) -> bool:
-    """Whether every element of the floating array `a` is finite, read from one sum (no
-    temporary array): a NaN or an infinity makes the sum NaN or infinite. A sum that
-    overflows says False of finite elements, which only costs the exact path."""
-    total = np.add.reduce(a, axis=None)
+    """Whether every element of the floating array `a` is finite, read from one reduction
+    (no temporary array but the copy `ravel` makes of a strided one): a NaN or an infinity
+    makes the dot product of the elements with themselves (or their sum) NaN or infinite.
+    One that overflows says False of finite elements, which only costs the exact path."""
+    if a.dtype in _BLAS_DTYPES:
+        flat = a.ravel(order="K")       # (a view of a transposed operand: no copy)
+        total = np.dot(flat, flat)
+    else:
+        total = np.add.reduce(a, axis=None)
     # (math.isfinite reads a real NumPy scalar as a float, faster than np.isfinite)
     return math.isfinite(total) if a.dtype.kind == "f" else bool(np.isfinite(total))
 
