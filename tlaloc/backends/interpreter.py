@@ -10,6 +10,7 @@ from sys import getrefcount
 from time import perf_counter
 
 import numpy as np
+from numpy import ndarray   # (a global: read per operation, np.ndarray is a module lookup)
 
 from .. import _context
 from .._config import config
@@ -86,7 +87,6 @@ def interpret(schedule, inputs, timings=None):
     """Run a Schedule on NumPy `inputs`; returns the NumPy values of its outputs. A list
     `timings` receives (prim, aval, seconds) per equation (the tier policy's measurements)."""
     env = list(inputs)
-    ndarray = np.ndarray
     dying = schedule.dying
     reusable = schedule.reusable
     shared = {}   # results of region ops (control flow), each run once for all its nodes
@@ -142,7 +142,6 @@ def run_now(prim, params, inputs, want, backend):
         size *= extent
     if size > limit or type(prim) is Region:
         return None
-    ndarray = np.ndarray
     if len(inputs) == 1:    # (the common cases without a loop: this runs on every operation)
         x = inputs[0]
         a = x.value
