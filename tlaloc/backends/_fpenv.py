@@ -141,7 +141,7 @@ def call_flushed(fn, args: tuple, kwargs: dict):
         bits = cython.declare(cython.uint, _BITS)   # (the test below in C integers)
         change = cython.declare(cython.bint, FLUSHES and word & bits != bits)
         if change:
-            tlaloc_set_control_word(word | _BITS)
+            tlaloc_set_control_word(word | bits)
         errors = PyContextVar_Set(_errors, _IGNORE_ERRORS)
         try:
             # (without parameters, a call with no keyword dict: `**{}` copies the dict)
