@@ -3,10 +3,10 @@
 
 Seconds on a shared machine move by 5-20% between runs of the same tree (docs/benchmarks.md),
 more than most single changes to the per-call path gain. Instructions executed do not move:
-with the hash seed and the thread counts fixed, two runs of one tree agree to a few parts in a
-million, so an A/B of two trees is one run of each. Instructions are not time (NumPy's small
-ufunc calls spend more of theirs waiting on memory than tlaloc's Python does), so the ratio
-here is a floor of the seconds' ratio, not the figure the targets name: report both.
+with the hash seed and the thread counts fixed, two runs of one tree agree to within 0.01%,
+so an A/B of two trees is one run of each. Instructions are not time (NumPy's small ufunc
+calls spend more of theirs waiting on memory than tlaloc's Python does), so the ratio here
+is a floor of the seconds' ratio, not the figure the targets name: report both.
 
 Each (workload, library) runs in two fresh processes under callgrind, one with R1 and one
 with R2 repetitions after the same warm-up; the difference divided by R2 - R1 is what one
