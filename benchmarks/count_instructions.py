@@ -57,31 +57,16 @@ def _oneshot(lib):
 
 
 def _sklearn(lib):
-    """One repetition: compare.py's pipeline, fitted and scored on new data."""
-    os.environ.setdefault("SCIPY_ARRAY_API", "1")
-    import numpy as np
-    import sklearn
-    from sklearn.decomposition import PCA
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    if lib == "tlaloc":
-        import tlaloc as xp
-        convert = xp.asarray
-    else:
-        convert = np.asarray
-    seeds = iter(range(1, 10 ** 6))
-
-    def run():
-        rng = np.random.default_rng(next(seeds))
-        centres = rng.normal(scale=2.0, size=(3, 8))
-        labels = rng.integers(0, 3, size=600)
-        X, y = convert(centres[labels] + rng.normal(size=(600, 8))), convert(labels)
-        model = make_pipeline(StandardScaler(), PCA(n_components=3), LinearDiscriminantAnalysis())
-        with sklearn.config_context(array_api_dispatch=True):
-            model.fit(X[:400], y[:400])
-            float(model.score(X[400:], y[400:]))
-    return run
+    """One repetition: compare.py's pipeline, fitted and scored on new data, in tlaloc's
+    default mode."""
+    import types
+    import compare
+    import tlaloc
+    # compare.Libs imports jax and torch where installed: the pipeline needs none of it
+    libs = types.SimpleNamespace(
+        tlaloc=tlaloc, auto=lambda: tlaloc.config.update(execution="auto"),
+        compiled=lambda: tlaloc.config.update(execution="compiled"))
+    return compare.prep_sklearn(libs, lib, None)
 
 
 def child(workload, lib, reps):
