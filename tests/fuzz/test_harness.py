@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 import tlaloc as xp
 
 from .compare import problems
-from .derivatives import _derivative_problems
+from .derivatives import _derivative_problems, one_sided_agree
 from .elementwise import FUNCTIONS, apply
 from .reductions import reduce_sum
 from .reference import EXACT, FREE, RANGE, Ref
@@ -269,3 +269,19 @@ def test_the_harness_promotes_several_dtypes_as_tlaloc_does_in_any_order():
         except TypeError:
             want = None
         assert promote(*triple) == want, triple
+
+
+def test_a_small_kink_on_the_point_is_seen_and_a_smooth_point_passes():
+    # 0.0073 * max(x0, x1) at x0 == x1: moving x0 alone, the slope is 0.0073 on one side and
+    # 0 on the other (seed 3533164169's sort tie); the raw differences' tolerance let it by
+    def kinked(arrays):
+        return 0.0073 * float(np.max(arrays[0]))
+
+    def smooth(arrays):
+        return float(np.sum(np.sin(arrays[0]) * np.exp(arrays[0])))
+
+    x = [np.array([0.25, 0.25])]
+    e = [np.array([1.0, 0.0])]
+    assert not one_sided_agree(kinked, x, e, kinked(x))
+    assert one_sided_agree(smooth, x, e, smooth(x))
+    assert one_sided_agree(kinked, [np.array([0.25, 0.5])], e, 0.0073 * 0.5)
